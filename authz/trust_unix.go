@@ -1,0 +1,29 @@
+//go:build unix
+
+package authz
+
+import (
+	"os"
+	"syscall"
+
+	"github.com/sbxrun/sbxrun/policy"
+)
+
+// trusted refuses a token store that someone other than its owner could
+// have written: whoever can write the hash list can mint overrides.
+func (o *Overrides) trusted() error {
+	for _, p := range []string{o.Dir, o.path()} {
+		fi, err := os.Lstat(p)
+		if os.IsNotExist(err) {
+			return policy.Errorf(policy.CodeOverrideInvalid, "no override tokens exist on this host (%s)", p)
+		}
+		if err != nil {
+			return policy.Errorf(policy.CodeOverrideInvalid, "cannot check override token store: %v", err)
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok || int(st.Uid) != o.Owner || fi.Mode()&os.ModeSymlink != 0 || fi.Mode().Perm()&0o022 != 0 {
+			return policy.Errorf(policy.CodeOverrideInvalid, "override token store %s is not owned by uid %d or is writable by others; not trusted", p, o.Owner)
+		}
+	}
+	return nil
+}

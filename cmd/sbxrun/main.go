@@ -1,0 +1,170 @@
+// Command sbxrun is a sandbox policy compiler, spec linter and (in later
+// work) OCI runtime. Each verb lives in its own file; this file holds the
+// global flags, the paths they resolve to, and the single place where an
+// error is printed.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/sbxrun/sbxrun/policy"
+)
+
+// version is set by the Makefile (-ldflags -X main.version=...).
+var version = "dev"
+
+func main() {
+	app := newApp()
+	err := app.Run(os.Args)
+	if err != nil {
+		printError(os.Stderr, logFormat(os.Args), err)
+		os.Exit(exitStatus(err))
+	}
+}
+
+func newApp() *cli.App {
+	return &cli.App{
+		Name:    "sbxrun",
+		Usage:   "compile sandbox tiers into OCI specs, lint specs against tiers, and audit every decision",
+		Version: version,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "root", Usage: "runtime state directory", Value: defaultRoot(), EnvVars: []string{"SBXRUN_ROOT"}},
+			&cli.StringFlag{Name: "state-dir", Usage: "persistent state: connector bindings and the audit log", Value: defaultStateDir(), EnvVars: []string{"SBXRUN_STATE_DIR"}},
+			&cli.StringFlag{Name: "config-dir", Usage: "system configuration: override token store", Value: defaultConfigDir(), EnvVars: []string{"SBXRUN_CONFIG_DIR"}},
+			&cli.StringFlag{Name: "audit-log", Usage: "audit log file (default <state-dir>/audit.jsonl)", EnvVars: []string{"SBXRUN_AUDIT_LOG"}},
+			&cli.StringFlag{Name: "log", Usage: "write diagnostics to this file instead of stderr"},
+			&cli.StringFlag{Name: "log-format", Usage: "diagnostic and error format: text or json", Value: "text"},
+			&cli.BoolFlag{Name: "debug", Usage: "enable debug diagnostics"},
+		},
+		Before: setupLogging,
+		Commands: []*cli.Command{
+			specCommand(),
+			lintCommand(),
+			explainCommand(),
+			profilesCommand(),
+			bindCommand(),
+			overrideCommand(),
+			logCommand(),
+		},
+		// Errors are printed once, by main; urfave/cli must not print or exit.
+		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return policy.Errorf(policy.CodeConfigInvalid, "%v", err)
+		},
+	}
+}
+
+func setupLogging(c *cli.Context) error {
+	switch c.String("log-format") {
+	case "text", "json":
+	default:
+		return policy.Errorf(policy.CodeConfigInvalid, "--log-format must be text or json, not %q", c.String("log-format"))
+	}
+	var w io.Writer = os.Stderr
+	if p := c.String("log"); p != "" {
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return fmt.Errorf("opening --log %s: %w", p, err)
+		}
+		w = f
+	}
+	level := slog.LevelWarn
+	if c.Bool("debug") {
+		level = slog.LevelDebug
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler = slog.NewTextHandler(w, opts)
+	if c.String("log-format") == "json" {
+		h = slog.NewJSONHandler(w, opts)
+	}
+	slog.SetDefault(slog.New(h))
+	return nil
+}
+
+// logFormat finds --log-format in argv for printing errors that happen
+// before or during flag parsing.
+func logFormat(args []string) string {
+	for i, a := range args {
+		if v, ok := strings.CutPrefix(a, "--log-format="); ok {
+			return v
+		}
+		if a == "--log-format" && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return "text"
+}
+
+func printError(w io.Writer, format string, err error) {
+	code := policy.CodeOf(err)
+	var pe *policy.Error
+	msg, details := err.Error(), []string(nil)
+	if errors.As(err, &pe) {
+		msg, details = pe.Msg, pe.Details
+	}
+	if format == "json" {
+		b, _ := json.Marshal(struct {
+			Level   string   `json:"level"`
+			Code    string   `json:"code"`
+			Msg     string   `json:"msg"`
+			Details []string `json:"details,omitempty"`
+		}{"error", string(code), msg, details})
+		fmt.Fprintln(w, string(b))
+		return
+	}
+	fmt.Fprintf(w, "sbxrun: %s: %s\n", code, msg)
+	for _, d := range details {
+		fmt.Fprintf(w, "  - %s\n", d)
+	}
+}
+
+func exitStatus(err error) int {
+	return policy.CodeOf(err).ExitStatus()
+}
+
+func homeDir() string {
+	if h, err := os.UserHomeDir(); err == nil {
+		return h
+	}
+	return "/"
+}
+
+func xdg(env, fallback string) string {
+	if v := os.Getenv(env); v != "" && filepath.IsAbs(v) {
+		return v
+	}
+	return filepath.Join(homeDir(), fallback)
+}
+
+func defaultRoot() string {
+	if os.Geteuid() == 0 {
+		return "/run/sbxrun"
+	}
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "sbxrun")
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("sbxrun-%d", os.Geteuid()))
+}
+
+func defaultStateDir() string {
+	if os.Geteuid() == 0 {
+		return "/var/lib/sbxrun"
+	}
+	return filepath.Join(xdg("XDG_STATE_HOME", ".local/state"), "sbxrun")
+}
+
+func defaultConfigDir() string {
+	if os.Geteuid() == 0 {
+		return "/etc/sbxrun"
+	}
+	return filepath.Join(xdg("XDG_CONFIG_HOME", ".config"), "sbxrun")
+}

@@ -1,0 +1,5 @@
+package main
+
+import "runtime"
+
+func lockThread() { runtime.LockOSThread() }

@@ -156,10 +156,10 @@ func (l *linter) env(p *specs.Process) {
 		name, _, _ := strings.Cut(kv, "=")
 		path := fmt.Sprintf("$.process.env[%d]", i)
 		switch {
-		case mode == profiles.Deny && !baseline[name]:
-			l.add(VEnvNotAllowed, path, "%s: env_access is deny; only %s may be set", name, strings.Join(sortedKeys(baseline), ", "))
 		case policy.LooksSecret(name, cat.Env.SecretPatterns):
 			l.add(VEnvSecret, path, "%s looks like a credential; env_access=%s drops it", name, mode)
+		case mode == profiles.Deny && !baseline[name]:
+			l.add(VEnvNotAllowed, path, "%s: env_access is deny; only %s may be set", name, strings.Join(sortedKeys(baseline), ", "))
 		}
 	}
 }

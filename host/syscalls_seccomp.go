@@ -4,6 +4,7 @@ package host
 
 import (
 	"fmt"
+	"sync"
 
 	seccomp "github.com/seccomp/libseccomp-golang"
 
@@ -11,9 +12,15 @@ import (
 )
 
 // Syscalls returns a resolver backed by libseccomp's syscall tables.
-func Syscalls() policy.SyscallResolver { return libseccompResolver{} }
+func Syscalls() policy.SyscallResolver { return resolver }
 
-type libseccompResolver struct{}
+// resolver memoizes lookups: the tables are fixed for the process's life
+// and each lookup is a cgo call, which dominated compile time.
+var resolver = &libseccompResolver{}
+
+type libseccompResolver struct {
+	cache sync.Map // arch + "/" + name -> bool
+}
 
 var scmpArch = map[string]seccomp.ScmpArch{
 	"amd64": seccomp.ArchAMD64,
@@ -22,14 +29,17 @@ var scmpArch = map[string]seccomp.ScmpArch{
 
 // Known resolves name on arch. libseccomp returns a negative pseudo number
 // for a name it knows from another architecture only; that counts as unknown.
-func (libseccompResolver) Known(name, arch string) (bool, error) {
+func (r *libseccompResolver) Known(name, arch string) (bool, error) {
+	key := arch + "/" + name
+	if v, ok := r.cache.Load(key); ok {
+		return v.(bool), nil
+	}
 	a, ok := scmpArch[arch]
 	if !ok {
 		return false, fmt.Errorf("no libseccomp architecture for %q", arch)
 	}
 	nr, err := seccomp.GetSyscallFromNameByArch(name, a)
-	if err != nil {
-		return false, nil
-	}
-	return nr >= 0, nil
+	known := err == nil && nr >= 0
+	r.cache.Store(key, known)
+	return known, nil
 }

@@ -38,3 +38,21 @@ type HostFacts struct {
 type SyscallResolver interface {
 	Known(name, arch string) (bool, error)
 }
+
+// ReferenceFacts describes a fixed, documented host: rootful, cgroup limits
+// with swap accounting, Landlock ABI 7, hard NOFILE 20000 and NPROC 96551,
+// /usr as the only host system dir, no hardened backend, empty environment.
+// Compiling against it gives output that is byte-identical on every machine,
+// for committed artifacts and golden tests (`sbxrun spec --reference-host`).
+func ReferenceFacts(arch string, syscalls SyscallResolver) HostFacts {
+	return HostFacts{
+		Arch:           arch,
+		HardRlimits:    map[string]uint64{"RLIMIT_NOFILE": 20000, "RLIMIT_NPROC": 96551},
+		CgroupLimits:   true,
+		SwapAccounting: true,
+		LandlockABI:    7,
+		HostSystemDirs: []string{"/usr"},
+		Env:            map[string]string{},
+		Syscalls:       syscalls,
+	}
+}

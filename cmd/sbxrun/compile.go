@@ -24,8 +24,24 @@ func compileFlags() []cli.Flag {
 		&cli.StringFlag{Name: "connector", Usage: "agent/process id whose tier binding applies (no-downgrade)"},
 		&cli.BoolFlag{Name: "rootless", Usage: "compile for an unprivileged caller (user namespace, no cgroups unless delegated)"},
 		&cli.StringFlag{Name: "arch", Usage: "target architecture: amd64 or arm64 (default: this machine's)"},
+		&cli.BoolFlag{Name: "reference-host", Usage: "compile for the documented reference host instead of this one (machine-independent output)"},
 		&cli.StringFlag{Name: "override-token", Usage: "override token authorizing a widening or a downgrade", EnvVars: []string{"SBXRUN_OVERRIDE_TOKEN"}},
 	}
+}
+
+// probeFacts returns this host's facts, or the reference host's with
+// --reference-host (rootless and arch still apply).
+func probeFacts(c *cli.Context) policy.HostFacts {
+	f := host.Probe(host.Options{Rootless: c.Bool("rootless"), Arch: c.String("arch")})
+	if c.Bool("reference-host") {
+		ref := policy.ReferenceFacts(f.Arch, f.Syscalls)
+		ref.Rootless, ref.UID, ref.GID = f.Rootless, f.UID, f.GID
+		if f.Rootless {
+			ref.CgroupLimits = false
+		}
+		return ref
+	}
+	return f
 }
 
 func auditLog(c *cli.Context) *audit.Log {
@@ -151,7 +167,7 @@ func compileFromFlags(c *cli.Context, req compileRequest) (*policy.Grants, error
 	if err := requireRealPaths(cfg); err != nil {
 		return fail(err)
 	}
-	facts := host.Probe(host.Options{Rootless: c.Bool("rootless"), Arch: c.String("arch")})
+	facts := probeFacts(c)
 	g, err := policy.Compile(tier, cfg, facts, nil)
 	if policy.CodeOf(err) == policy.CodePolicyConflict && token != "" {
 		// Only a config that needs an override consumes a token use.

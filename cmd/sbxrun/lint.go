@@ -11,7 +11,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/sbxrun/sbxrun/enforce"
-	"github.com/sbxrun/sbxrun/host"
 	"github.com/sbxrun/sbxrun/policy"
 	"github.com/sbxrun/sbxrun/specgen"
 )
@@ -29,6 +28,7 @@ func lintCommand() *cli.Command {
 			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "YAML config that narrows the tier, as used to generate the spec"},
 			&cli.BoolFlag{Name: "rootless", Usage: "check against the rootless form of the tier"},
 			&cli.StringFlag{Name: "arch", Usage: "target architecture (default: this machine's)"},
+			&cli.BoolFlag{Name: "reference-host", Usage: "check against the tier as compiled for the reference host"},
 			&cli.StringFlag{Name: "format", Usage: "text or json", Value: "text"},
 		},
 		Action: runLint,
@@ -88,8 +88,7 @@ func runLint(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	facts := host.Probe(host.Options{Rootless: c.Bool("rootless"), Arch: c.String("arch")})
-	g, err := policy.Compile(tier, cfg, facts, nil)
+	g, err := policy.Compile(tier, cfg, probeFacts(c), nil)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,118 @@
+package authz
+
+import (
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sbxrun/sbxrun/policy"
+)
+
+func noAuth() (*policy.Authorization, error) { return nil, nil }
+
+func TestBindTransitions(t *testing.T) {
+	b := OpenBindings(t.TempDir())
+	steps := []struct {
+		tier, kind string
+		code       policy.Code
+	}{
+		{"moderate", "initial", ""},
+		{"moderate", "same", ""},
+		{"strict", "tighten", ""},
+		{"permissive", "loosen", policy.CodeDowngradeBlocked},
+		{"strict_plus", "loosen", policy.CodeDowngradeBlocked},
+		{"lax", "", policy.CodeProfileUnknown},
+	}
+	for _, s := range steps {
+		tr, _, err := b.Bind("agent-1", s.tier, noAuth)
+		if policy.CodeOf(err) != s.code && !(s.code == "" && err == nil) {
+			t.Fatalf("bind %s: err %v, want %s", s.tier, err, s.code)
+		}
+		if s.kind != "" && tr.Kind != s.kind {
+			t.Errorf("bind %s: kind %s, want %s", s.tier, tr.Kind, s.kind)
+		}
+	}
+	cur, ok, err := b.Get("agent-1")
+	if err != nil || !ok || cur.Tier != "strict" {
+		t.Errorf("binding after refusals = %+v %v %v, want strict", cur, ok, err)
+	}
+	if _, _, err := b.Bind("bad id!", "strict", noAuth); policy.CodeOf(err) != policy.CodeConfigInvalid {
+		t.Errorf("bad connector id: %v", err)
+	}
+}
+
+func TestOverrideTokenAuthorizesOnce(t *testing.T) {
+	dir := t.TempDir()
+	o := OpenOverrides(filepath.Join(dir, "conf"), os.Geteuid())
+	tok, err := o.Create("incident-7", time.Hour, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := OpenBindings(filepath.Join(dir, "state"))
+	if _, _, err := b.Bind("a", "strict", noAuth); err != nil {
+		t.Fatal(err)
+	}
+	use := func() (*policy.Authorization, error) { return o.Use(tok) }
+	tr, auth, err := b.Bind("a", "permissive", use)
+	if err != nil || auth == nil || tr.Kind != "loosen" {
+		t.Fatalf("authorized loosen: %+v %v %v", tr, auth, err)
+	}
+	b.Bind("a", "strict", noAuth)
+	if _, _, err := b.Bind("a", "permissive", use); policy.CodeOf(err) != policy.CodeOverrideInvalid {
+		t.Errorf("second use of a single-use token: %v", err)
+	}
+	if _, err := o.Use(tok[:len(tok)-1] + "A"); policy.CodeOf(err) != policy.CodeOverrideInvalid {
+		t.Errorf("wrong token accepted: %v", err)
+	}
+	if _, err := o.Use("hunter2"); policy.CodeOf(err) != policy.CodeOverrideInvalid {
+		t.Errorf("malformed token accepted: %v", err)
+	}
+}
+
+func TestOverrideExpiresAndStoreTrust(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "conf")
+	o := OpenOverrides(dir, os.Geteuid())
+	tok, err := o.Create("x", time.Hour, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.now = func() time.Time { return time.Now().Add(2 * time.Hour) }
+	if _, err := o.Use(tok); policy.CodeOf(err) != policy.CodeOverrideInvalid {
+		t.Errorf("expired token accepted: %v", err)
+	}
+	o.now = time.Now
+	if err := os.Chmod(filepath.Join(dir, "override-tokens.json"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.Use(tok); policy.CodeOf(err) != policy.CodeOverrideInvalid {
+		t.Errorf("world-writable store trusted: %v", err)
+	}
+	os.Chmod(filepath.Join(dir, "override-tokens.json"), 0o600)
+	if _, err := OpenOverrides(dir, os.Geteuid()+1).Use(tok); policy.CodeOf(err) != policy.CodeOverrideInvalid {
+		t.Errorf("store owned by another uid trusted: %v", err)
+	}
+	if _, err := o.Use(tok); err != nil {
+		t.Errorf("valid token refused: %v", err)
+	}
+}
+
+func TestConcurrentBindsKeepEveryConnector(t *testing.T) {
+	b := OpenBindings(t.TempDir())
+	var wg sync.WaitGroup
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			if _, _, err := b.Bind("c"+string(rune('a'+i)), "strict", noAuth); err != nil {
+				t.Error(err)
+			}
+		}(i)
+	}
+	wg.Wait()
+	ids, _, err := b.List()
+	if err != nil || len(ids) != 20 {
+		t.Errorf("after concurrent binds: %d bindings, %v", len(ids), err)
+	}
+}

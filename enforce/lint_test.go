@@ -98,7 +98,9 @@ func TestEachViolation(t *testing.T) {
 		{VSeccompMissing, "$.linux.seccomp", func(s *specs.Spec) { s.Linux.Seccomp = nil }},
 		{VSeccompDefault, "$.linux.seccomp.defaultAction", func(s *specs.Spec) { s.Linux.Seccomp.DefaultAction = specs.ActAllow }},
 		{VSeccompWider, "$.linux.seccomp.syscalls[0].names[0]", func(s *specs.Spec) { s.Linux.Seccomp.Syscalls[0].Names[0] = "ptrace" }},
-		{VSeccompArch, "$.linux.seccomp.architectures[1]", func(s *specs.Spec) { s.Linux.Seccomp.Architectures = append(s.Linux.Seccomp.Architectures, specs.ArchX86) }},
+		{VSeccompArch, "$.linux.seccomp.architectures[1]", func(s *specs.Spec) {
+			s.Linux.Seccomp.Architectures = append(s.Linux.Seccomp.Architectures, specs.ArchX86)
+		}},
 		{VSeccompFlag, "$.linux.seccomp.flags[0]", func(s *specs.Spec) { s.Linux.Seccomp.Flags = []specs.LinuxSeccompFlag{specs.LinuxSeccompFlagSpecAllow} }},
 		{VMountForbidden, "$.mounts[6].source", func(s *specs.Spec) { s.Mounts = append(s.Mounts, bind("/var/run/docker.sock", "/sock", "ro")) }},
 		{VMountHostPath, "$.mounts[6].source", func(s *specs.Spec) { s.Mounts = append(s.Mounts, bind("/home", "/home", "ro", "nosuid", "noexec")) }},

@@ -11,25 +11,25 @@ const GrantsVersion = 1
 // SBPL profile. Every slice is sorted or in a fixed order so that equal
 // inputs marshal to equal bytes (INV-SANDBOX-COMPILED).
 type Grants struct {
-	Version  int               `json:"version"`
-	Tier     string            `json:"tier"`
-	Level    int               `json:"level"`
-	Arch     string            `json:"arch"`
-	Rootless bool              `json:"rootless"`
-	Access   AccessTable       `json:"access"`
-	Backend  string            `json:"backend,omitempty"`
-	Identity Identity          `json:"identity"`
-	Isolate  Isolation         `json:"isolation"`
-	FS       FSGrants          `json:"fs"`
-	Net      NetGrants         `json:"network"`
-	Exec     ExecGrants        `json:"exec"`
-	IPC      IPCGrants         `json:"ipc"`
-	Env      EnvGrants         `json:"env"`
-	Syscalls SyscallGrants     `json:"syscalls"`
-	Limits   LimitGrants       `json:"limits"`
-	Process  ProcessGrants     `json:"process"`
-	Override *AppliedOverride  `json:"override,omitempty"`
-	Notes    []string          `json:"notes,omitempty"`
+	Version  int              `json:"version"`
+	Tier     string           `json:"tier"`
+	Level    int              `json:"level"`
+	Arch     string           `json:"arch"`
+	Rootless bool             `json:"rootless"`
+	Access   AccessTable      `json:"access"`
+	Backend  string           `json:"backend,omitempty"`
+	Identity Identity         `json:"identity"`
+	Isolate  Isolation        `json:"isolation"`
+	FS       FSGrants         `json:"fs"`
+	Net      NetGrants        `json:"network"`
+	Exec     ExecGrants       `json:"exec"`
+	IPC      IPCGrants        `json:"ipc"`
+	Env      EnvGrants        `json:"env"`
+	Syscalls SyscallGrants    `json:"syscalls"`
+	Limits   LimitGrants      `json:"limits"`
+	Process  ProcessGrants    `json:"process"`
+	Override *AppliedOverride `json:"override,omitempty"`
+	Notes    []string         `json:"notes,omitempty"`
 	// Unenforced lists protections of this tier that the generated artifact
 	// cannot carry by itself, each with what enforces it instead or why it
 	// is not enforced. Backends copy it into their output (an OCI

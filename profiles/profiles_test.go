@@ -34,14 +34,22 @@ func TestBuiltinTable(t *testing.T) {
 
 func TestDecodeRejects(t *testing.T) {
 	cases := map[string]func(string) string{
-		"unknown field":          func(s string) string { return strings.Replace(s, `"version": 1,`, `"version": 1, "extra": true,`, 1) },
-		"bad access for exec":    func(s string) string { return strings.Replace(s, `"process_exec": {"access": "deny"`, `"process_exec": {"access": "scoped"`, 1) },
-		"duplicate level":        func(s string) string { return strings.Replace(s, `"level": 1,`, `"level": 0,`, 1) },
-		"unknown syscall group":  func(s string) string { return strings.Replace(s, `"syscall_groups": ["memory"`, `"syscall_groups": ["nope"`, 1) },
-		"missing why":            func(s string) string { return strings.Replace(s, `"why": "Untrusted code must not reach any host or the internet; a private network namespace holds only loopback."`, `"why": ""`, 1) },
-		"trailing data":          func(s string) string { return s + "{}" },
-		"not monotonic by level": func(s string) string { return strings.Replace(s, `"network_access": {"access": "allow"`, `"network_access": {"access": "deny"`, 1) },
-		"unknown rlimit":         func(s string) string { return strings.Replace(s, `"type": "RLIMIT_CORE"`, `"type": "RLIMIT_WARP"`, 1) },
+		"unknown field": func(s string) string { return strings.Replace(s, `"version": 1,`, `"version": 1, "extra": true,`, 1) },
+		"bad access for exec": func(s string) string {
+			return strings.Replace(s, `"process_exec": {"access": "deny"`, `"process_exec": {"access": "scoped"`, 1)
+		},
+		"duplicate level": func(s string) string { return strings.Replace(s, `"level": 1,`, `"level": 0,`, 1) },
+		"unknown syscall group": func(s string) string {
+			return strings.Replace(s, `"syscall_groups": ["memory"`, `"syscall_groups": ["nope"`, 1)
+		},
+		"missing why": func(s string) string {
+			return strings.Replace(s, `"why": "Untrusted code must not reach any host or the internet; a private network namespace holds only loopback."`, `"why": ""`, 1)
+		},
+		"trailing data": func(s string) string { return s + "{}" },
+		"not monotonic by level": func(s string) string {
+			return strings.Replace(s, `"network_access": {"access": "allow"`, `"network_access": {"access": "deny"`, 1)
+		},
+		"unknown rlimit": func(s string) string { return strings.Replace(s, `"type": "RLIMIT_CORE"`, `"type": "RLIMIT_WARP"`, 1) },
 	}
 	for name, mutate := range cases {
 		in := mutate(string(tiersJSON))

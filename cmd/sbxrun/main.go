@@ -32,7 +32,7 @@ func main() {
 }
 
 func newApp() *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:    "sbxrun",
 		Usage:   "compile sandbox tiers into OCI specs, lint specs against tiers, and audit every decision",
 		Version: version,
@@ -57,10 +57,23 @@ func newApp() *cli.App {
 		},
 		// Errors are printed once, by main; urfave/cli must not print or exit.
 		ExitErrHandler: func(*cli.Context, error) {},
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return policy.Errorf(policy.CodeConfigInvalid, "%v", err)
-		},
+		OnUsageError:   usageError,
 	}
+	var setUsage func([]*cli.Command)
+	setUsage = func(cmds []*cli.Command) {
+		for _, c := range cmds {
+			c.OnUsageError = usageError
+			setUsage(c.Subcommands)
+		}
+	}
+	setUsage(app.Commands)
+	return app
+}
+
+// usageError gives bad flags the same coded, one-line treatment as any
+// other bad input.
+func usageError(_ *cli.Context, err error, _ bool) error {
+	return policy.Errorf(policy.CodeConfigInvalid, "%v", err)
 }
 
 func setupLogging(c *cli.Context) error {

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"path"
 	"sort"
-	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/sbxrun/sbxrun/policy"
 	"github.com/sbxrun/sbxrun/profiles"
 	"github.com/sbxrun/sbxrun/specgen"
 )
@@ -37,10 +37,6 @@ func sameMount(a, b specs.Mount) bool {
 		}
 	}
 	return true
-}
-
-func within(p, root string) bool {
-	return p == root || root == "/" || strings.HasPrefix(p, root+"/")
 }
 
 func (l *linter) mounts() {
@@ -93,14 +89,14 @@ func (l *linter) mounts() {
 func (l *linter) bindMount(p string, m specs.Mount, forbidden []string) {
 	src := path.Clean(m.Source)
 	for _, f := range forbidden {
-		if within(src, f) || within(f, src) {
+		if policy.Within(src, f) || policy.Within(f, src) {
 			l.add(VMountForbidden, p+".source", "%s exposes %s, which no tier may mount", m.Source, f)
 			return
 		}
 	}
 	var grant *struct{ writable bool }
 	for _, g := range l.g.FS.Paths {
-		if within(src, g.Source) {
+		if policy.Within(src, g.Source) {
 			grant = &struct{ writable bool }{g.Writable}
 			break
 		}

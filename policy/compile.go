@@ -263,8 +263,9 @@ func CheckPath(p string) error {
 	return nil
 }
 
-// within reports whether p equals root or lies below it.
-func within(p, root string) bool {
+// Within reports whether the clean absolute path p equals root or lies
+// below it (lexically).
+func Within(p, root string) bool {
 	return p == root || root == "/" || strings.HasPrefix(p, root+"/")
 }
 
@@ -278,7 +279,7 @@ func (c *compiler) checkSource(field, src string) bool {
 		return false
 	}
 	for _, f := range c.cat.Paths.ForbiddenSources {
-		if within(src, f) || within(f, src) {
+		if Within(src, f) || Within(f, src) {
 			c.conflict("%s: %s exposes %s, which no tier may mount (engine sockets, kernel interfaces and sbxrun's own state are root on the host)", field, src, f)
 			return false
 		}
@@ -296,7 +297,7 @@ func (c *compiler) checkDest(field, dst string) bool {
 		return false
 	}
 	for _, r := range reservedDestinations {
-		if within(dst, r) {
+		if Within(dst, r) {
 			c.conflict("%s: %s is under %s, which the runtime owns", field, dst, r)
 			return false
 		}
@@ -338,7 +339,7 @@ func (c *compiler) fs() {
 			field := fmt.Sprintf("fs.write[%d]", i)
 			inside := false
 			for _, r := range c.cfg.FS.Read {
-				if within(m.Source, r.Source) {
+				if Within(m.Source, r.Source) {
 					inside = true
 				}
 			}

@@ -148,10 +148,7 @@ func (l *linter) env(p *specs.Process) {
 		return
 	}
 	cat := profiles.Builtin()
-	baseline := map[string]bool{"TERM": true}
-	for _, b := range cat.Env.Baseline {
-		baseline[b.Name] = true
-	}
+	baseline := envBaseline()
 	for i, kv := range p.Env {
 		name, _, _ := strings.Cut(kv, "=")
 		path := fmt.Sprintf("$.process.env[%d]", i)

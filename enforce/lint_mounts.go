@@ -94,18 +94,15 @@ func (l *linter) bindMount(p string, m specs.Mount, forbidden []string) {
 			return
 		}
 	}
-	var grant *struct{ writable bool }
-	for _, g := range l.g.FS.Paths {
-		if policy.Within(src, g.Source) {
-			grant = &struct{ writable bool }{g.Writable}
-			break
-		}
+	if engineFiles[path.Clean(m.Destination)] && hasOpt(m.Options, "ro") && hasOpt(m.Options, "nosuid") {
+		return // an engine's per-container file, read-only
 	}
-	if grant == nil {
+	grant, ok := grantFor(l.g, src)
+	if !ok {
 		l.add(VMountHostPath, p+".source", "host path %s is not granted by tier %s (fs_read=%s)", m.Source, l.g.Tier, l.g.Access.FSRead)
 		return
 	}
-	if !hasOpt(m.Options, "ro") && !grant.writable {
+	if !hasOpt(m.Options, "ro") && !grant.Writable {
 		l.add(VMountWritable, p+".options", "%s is granted read-only", m.Source)
 	}
 	if !hasOpt(m.Options, "nosuid") {
@@ -184,7 +181,9 @@ func (l *linter) misc() {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			l.add(VSysctl, "$.linux.sysctl."+k, "sysctls are not granted by tier %s", l.g.Tier)
+			if !namespacedSysctl(k, l.s) {
+				l.add(VSysctl, "$.linux.sysctl."+k, "%s is not namespaced to the sandbox", k)
+			}
 		}
 	}
 	if h := l.s.Hooks; h != nil {

@@ -7,6 +7,7 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 # libseccomp-dev: cgo syscall tables; busybox-static: test and demo rootfs;
 # runc: reference engine for the integration tests; bubblewrap: benchmark
-# peer; uidmap: rootless id ranges; file: rootfs sanity check.
-apt-get install -y -qq libseccomp-dev busybox-static runc bubblewrap uidmap file >/dev/null
+# peer; uidmap: rootless id ranges; file: rootfs sanity check; podman and
+# containerd: the engines that drive sbxrun as their runtime in the tests.
+apt-get install -y -qq libseccomp-dev busybox-static runc bubblewrap uidmap file podman containerd jq >/dev/null
 command -v go >/dev/null || { echo "deps.sh: Go is required (/usr/local/go/bin on PATH)" >&2; exit 1; }

@@ -22,11 +22,25 @@ import (
 // version is set by the Makefile (-ldflags -X main.version=...).
 var version = "dev"
 
+// stdout is where verbs print results.
+var stdout io.Writer = os.Stdout
+
 func main() {
 	app := newApp()
 	err := app.Run(os.Args)
+	var ee exitError
+	if errors.As(err, &ee) {
+		os.Exit(ee.status)
+	}
 	if err != nil {
-		printError(os.Stderr, logFormat(os.Args), err)
+		printError(os.Stderr, globalArg(os.Args, "log-format", "text"), err)
+		// containerd's shim reads the runtime's error from --log.
+		if p := globalArg(os.Args, "log", ""); p != "" {
+			if f, ferr := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); ferr == nil {
+				printError(f, globalArg(os.Args, "log-format", "text"), err)
+				f.Close()
+			}
+		}
 		os.Exit(exitStatus(err))
 	}
 }
@@ -44,6 +58,9 @@ func newApp() *cli.App {
 			&cli.StringFlag{Name: "log", Usage: "write diagnostics to this file instead of stderr"},
 			&cli.StringFlag{Name: "log-format", Usage: "diagnostic and error format: text or json", Value: "text"},
 			&cli.BoolFlag{Name: "debug", Usage: "enable debug diagnostics"},
+			&cli.BoolFlag{Name: "systemd-cgroup", Usage: "not supported: sbxrun manages cgroups itself; refused when set"},
+			&cli.StringFlag{Name: "criu", Usage: "accepted for runc compatibility; checkpointing is not supported", Hidden: true},
+			&cli.StringFlag{Name: "rootless", Usage: "accepted for runc compatibility (rootless mode is detected from the euid)", Hidden: true},
 		},
 		Before: setupLogging,
 		Commands: []*cli.Command{
@@ -54,6 +71,20 @@ func newApp() *cli.App {
 			bindCommand(),
 			overrideCommand(),
 			logCommand(),
+			createCommand(),
+			startCommand(),
+			runCommand(),
+			execCommand(),
+			stateCommand(),
+			killCommand(),
+			deleteCommand(),
+			listCommand(),
+			psCommand(),
+			pauseCommand(),
+			resumeCommand(),
+			eventsCommand(),
+			updateCommand(),
+			featuresCommand(),
 		},
 		// Errors are printed once, by main; urfave/cli must not print or exit.
 		ExitErrHandler: func(*cli.Context, error) {},
@@ -77,6 +108,9 @@ func usageError(_ *cli.Context, err error, _ bool) error {
 }
 
 func setupLogging(c *cli.Context) error {
+	if c.Bool("systemd-cgroup") {
+		return policy.Errorf(policy.CodeConfigInvalid, "--systemd-cgroup is not supported: sbxrun drives cgroupfs directly; configure the engine's cgroup manager as cgroupfs")
+	}
 	switch c.String("log-format") {
 	case "text", "json":
 	default:
@@ -103,18 +137,18 @@ func setupLogging(c *cli.Context) error {
 	return nil
 }
 
-// logFormat finds --log-format in argv for printing errors that happen
-// before or during flag parsing.
-func logFormat(args []string) string {
+// globalArg finds a global flag's value in argv, for printing errors that
+// happen before or during flag parsing.
+func globalArg(args []string, name, def string) string {
 	for i, a := range args {
-		if v, ok := strings.CutPrefix(a, "--log-format="); ok {
+		if v, ok := strings.CutPrefix(a, "--"+name+"="); ok {
 			return v
 		}
-		if a == "--log-format" && i+1 < len(args) {
+		if a == "--"+name && i+1 < len(args) {
 			return args[i+1]
 		}
 	}
-	return "text"
+	return def
 }
 
 func printError(w io.Writer, format string, err error) {

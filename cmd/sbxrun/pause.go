@@ -1,0 +1,18 @@
+package main
+
+import "github.com/urfave/cli/v2"
+
+func pauseCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "pause",
+		Usage:     "freeze every process of a container",
+		ArgsUsage: "CONTAINER-ID",
+		Action: func(c *cli.Context) error {
+			id, err := containerID(c)
+			if err != nil {
+				return err
+			}
+			return runtimeOf(c).Pause(id)
+		},
+	}
+}

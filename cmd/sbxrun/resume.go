@@ -1,0 +1,18 @@
+package main
+
+import "github.com/urfave/cli/v2"
+
+func resumeCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "resume",
+		Usage:     "thaw a paused container",
+		ArgsUsage: "CONTAINER-ID",
+		Action: func(c *cli.Context) error {
+			id, err := containerID(c)
+			if err != nil {
+				return err
+			}
+			return runtimeOf(c).Resume(id)
+		},
+	}
+}

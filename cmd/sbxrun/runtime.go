@@ -1,0 +1,207 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/urfave/cli/v2"
+
+	"github.com/sbxrun/sbxrun/audit"
+	"github.com/sbxrun/sbxrun/authz"
+	"github.com/sbxrun/sbxrun/container"
+	"github.com/sbxrun/sbxrun/enforce"
+	"github.com/sbxrun/sbxrun/host"
+	"github.com/sbxrun/sbxrun/policy"
+	"github.com/sbxrun/sbxrun/specgen"
+)
+
+// exitError carries a container's exit status out of `run` and `exec`
+// without printing anything.
+type exitError struct{ status int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.status) }
+
+func runtimeOf(c *cli.Context) *container.Runtime {
+	return &container.Runtime{Root: c.String("root")}
+}
+
+var idRE = regexp.MustCompile(`^[\w+.-]+$`)
+
+func containerID(c *cli.Context) (string, error) {
+	if c.NArg() != 1 {
+		return "", policy.Errorf(policy.CodeConfigInvalid, "%s takes exactly one container id", c.Command.Name)
+	}
+	id := c.Args().First()
+	if !idRE.MatchString(id) || id == "." || id == ".." {
+		return "", policy.Errorf(policy.CodeConfigInvalid, "invalid container id %q", id)
+	}
+	return id, nil
+}
+
+// createFlags are shared by create and run (one code path).
+func createFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "bundle", Aliases: []string{"b"}, Usage: "bundle directory (default: the current directory)"},
+		&cli.StringFlag{Name: "pid-file", Usage: "file to write the container's init pid to"},
+		&cli.StringFlag{Name: "console-socket", Usage: "unix socket that receives the pty master of a terminal container"},
+		&cli.BoolFlag{Name: "no-pivot", Usage: "do not use pivot_root (needed on a ramdisk rootfs)"},
+		&cli.BoolFlag{Name: "no-new-keyring", Usage: "do not create a new session keyring"},
+		&cli.IntFlag{Name: "preserve-fds", Usage: "pass this many extra fds (3, 4, …) to the container"},
+	}
+}
+
+func absPath(p string) (string, error) {
+	if p == "" {
+		return "", nil
+	}
+	return filepath.Abs(p)
+}
+
+// prepareCreate reads the bundle, enforces the selected tier on its spec,
+// and returns the options create and run hand to the container package.
+func prepareCreate(c *cli.Context, op string) (container.CreateOptions, error) {
+	var o container.CreateOptions
+	id, err := containerID(c)
+	if err != nil {
+		return o, err
+	}
+	bundle := c.String("bundle")
+	if bundle == "" {
+		bundle = "."
+	}
+	if bundle, err = filepath.Abs(bundle); err != nil {
+		return o, err
+	}
+	pidFile, err := absPath(c.String("pid-file"))
+	if err != nil {
+		return o, err
+	}
+	data, err := os.ReadFile(filepath.Join(bundle, "config.json"))
+	if err != nil {
+		return o, policy.Errorf(policy.CodeSpecInvalid, "reading bundle spec: %v", err)
+	}
+	var spec specs.Spec
+	if err := json.Unmarshal(data, &spec); err != nil {
+		return o, policy.Errorf(policy.CodeSpecInvalid, "parsing %s: %v", filepath.Join(bundle, "config.json"), err)
+	}
+	if spec.Process == nil || spec.Root == nil {
+		return o, policy.Errorf(policy.CodeSpecInvalid, "the spec needs process and root")
+	}
+	enforced, err := enforceSpec(c, id, &spec, op)
+	if err != nil {
+		return o, err
+	}
+	return container.CreateOptions{ID: id, Bundle: bundle, Spec: enforced, PidFile: pidFile,
+		ConsoleSocket: c.String("console-socket"), NoPivot: c.Bool("no-pivot"), NoNewKeyring: c.Bool("no-new-keyring"),
+		PreserveFDs: c.Int("preserve-fds")}, nil
+}
+
+// enforceSpec applies the tier chosen by annotation, connector binding or
+// system default, and writes one audit record with the decision.
+func enforceSpec(c *cli.Context, id string, spec *specs.Spec, op string) (*specs.Spec, error) {
+	log := auditLog(c)
+	rec := audit.Record{Kind: audit.KindSelection, Operation: op, Target: id, Result: audit.ResultAllowed}
+	refuse := func(err error) (*specs.Spec, error) {
+		rec.Kind, rec.Result, rec.Code = audit.KindRefusal, audit.ResultBlocked, string(policy.CodeOf(err))
+		rec.Reason, rec.Details = oneLineReason(err), details(err)
+		if _, aerr := log.Append(rec); aerr != nil {
+			return nil, fmt.Errorf("%w (and the refusal could not be audited: %v)", err, aerr)
+		}
+		return nil, err
+	}
+	sel, err := enforce.ParseAnnotations(spec.Annotations)
+	if err != nil {
+		return refuse(err)
+	}
+	rc, err := enforce.LoadRuntimeConfig(c.String("config-dir"))
+	if err != nil {
+		return refuse(err)
+	}
+	tier := sel.Tier
+	rec.Connector = sel.Connector
+	if sel.Connector != "" {
+		if tier == "" {
+			b, ok, err := authz.OpenBindings(c.String("state-dir")).Get(sel.Connector)
+			if err != nil {
+				return refuse(err)
+			}
+			if ok {
+				tier = b.Tier
+			}
+		}
+		if tier == "" {
+			tier = rc.DefaultTier
+		}
+		if tier == "" {
+			tier = "strict"
+		}
+		// Annotations carry no override: a looser tier than the binding is
+		// refused here, whoever wrote the spec.
+		if err := bindAndAudit(c, sel.Connector, tier, nil); err != nil {
+			rec.Tier = tier
+			return refuse(err)
+		}
+	}
+	if tier == "" {
+		tier = rc.DefaultTier
+	}
+	rootless := os.Geteuid() != 0
+	facts := host.Probe(host.Options{Rootless: rootless})
+	if tier == "" {
+		rec.Policy, rec.Reason = "no-tier", "no dev.sbx.tier annotation and no default tier: the spec runs as given"
+		if rootless && !facts.CgroupLimits {
+			rec.Details = enforce.StripCgroupLimits(spec)
+			warnUnenforced(rec.Details)
+		}
+		if _, err := log.Append(rec); err != nil {
+			return nil, err
+		}
+		return spec, nil
+	}
+	rec.Tier, rec.Policy = tier, "tier:"+tier
+	g, err := policy.Compile(tier, nil, facts, nil)
+	if err != nil {
+		return refuse(err)
+	}
+	res, err := enforce.Enforce(spec, g)
+	if err != nil {
+		return refuse(err)
+	}
+	rec.Details = append(rec.Details, res.Changes...)
+	for _, u := range g.Unenforced {
+		rec.Details = append(rec.Details, "unenforced: "+u)
+	}
+	warnUnenforced(g.Unenforced)
+	if _, err := log.Append(rec); err != nil {
+		return nil, err
+	}
+	return res.Spec, nil
+}
+
+func warnUnenforced(list []string) {
+	for _, u := range list {
+		fmt.Fprintf(os.Stderr, "sbxrun: warning: not enforced: %s\n", strings.TrimPrefix(u, "unenforced: "))
+	}
+}
+
+// containerGrants compiles the tier a running container was created under
+// (from its state's annotations), or nil if it has none.
+func containerGrants(c *cli.Context, id string) (*policy.Grants, error) {
+	st, err := runtimeOf(c).State(id)
+	if err != nil {
+		return nil, err
+	}
+	tier := st.Annotations[specgen.AnnotationTier]
+	if tier == "" {
+		return nil, nil
+	}
+	return policy.Compile(tier, nil, host.Probe(host.Options{Rootless: os.Geteuid() != 0}), nil)
+}
+
+func notExist(err error) bool { return errors.Is(err, container.ErrNotExist) }

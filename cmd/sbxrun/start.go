@@ -1,0 +1,18 @@
+package main
+
+import "github.com/urfave/cli/v2"
+
+func startCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "start",
+		Usage:     "start the process of a created container",
+		ArgsUsage: "CONTAINER-ID",
+		Action: func(c *cli.Context) error {
+			id, err := containerID(c)
+			if err != nil {
+				return err
+			}
+			return runtimeOf(c).Start(id)
+		},
+	}
+}

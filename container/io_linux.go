@@ -1,0 +1,218 @@
+//go:build linux && cgo
+
+package container
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+
+	"github.com/opencontainers/runc/libcontainer"
+	"golang.org/x/sys/unix"
+	"golang.org/x/term"
+)
+
+// foreground starts p with start, connects it to stdio (through a pty when
+// terminal is set, else through pipes owned by the container's root so a
+// process in a user namespace can use them without sbxrun chown-ing the
+// caller's own terminal), forwards signals, and returns its exit status.
+func foreground(c *libcontainer.Container, p *libcontainer.Process, terminal bool, pidFile string, stdio IO, start func() error) (int, error) {
+	cfg := c.Config()
+	rootUID, err := cfg.HostRootUID()
+	if err != nil {
+		return -1, err
+	}
+	rootGID, err := cfg.HostRootGID()
+	if err != nil {
+		return -1, err
+	}
+	sigc := make(chan os.Signal, 128)
+	signal.Notify(sigc)
+	defer signal.Stop(sigc)
+
+	var wg sync.WaitGroup
+	var console chan consoleResult
+	var closers []io.Closer
+	defer func() {
+		for _, c := range closers {
+			c.Close()
+		}
+	}()
+	if terminal {
+		parent, child, err := socketPair()
+		if err != nil {
+			return -1, err
+		}
+		closers = append(closers, parent)
+		p.ConsoleSocket = child
+		console = make(chan consoleResult, 1)
+		go func() {
+			f, err := recvFile(parent)
+			console <- consoleResult{f, err}
+		}()
+		defer child.Close()
+	} else {
+		pipes, err := p.InitializeIO(rootUID, rootGID)
+		if err != nil {
+			return -1, err
+		}
+		go func() {
+			if stdio.Stdin != nil {
+				_, _ = io.Copy(pipes.Stdin, stdio.Stdin)
+			}
+			pipes.Stdin.Close()
+		}()
+		wg.Add(2)
+		go copyAndClose(&wg, stdio.Stdout, pipes.Stdout)
+		go copyAndClose(&wg, stdio.Stderr, pipes.Stderr)
+	}
+	if err := start(); err != nil {
+		return -1, err
+	}
+	// The child ends of the pipes belong to the container now.
+	for _, f := range []any{p.Stdin, p.Stdout, p.Stderr} {
+		if cl, ok := f.(io.Closer); ok {
+			cl.Close()
+		}
+	}
+	var master *os.File
+	if terminal {
+		res := <-console
+		if res.err != nil {
+			_ = p.Signal(unix.SIGKILL)
+			_, _ = p.Wait()
+			return -1, fmt.Errorf("receiving the console: %w", res.err)
+		}
+		master = res.f
+		closers = append(closers, master)
+		restore := attachTerminal(master, stdio, &wg)
+		defer restore()
+	}
+	if pidFile != "" {
+		pid, err := p.Pid()
+		if err != nil {
+			return -1, err
+		}
+		if err := writePidFile(pidFile, pid); err != nil {
+			_ = p.Signal(unix.SIGKILL)
+			_, _ = p.Wait()
+			return -1, err
+		}
+	}
+	done := make(chan waitResult, 1)
+	go func() {
+		st, err := p.Wait()
+		done <- waitResult{st, err}
+	}()
+	for {
+		select {
+		case s := <-sigc:
+			switch s {
+			case unix.SIGCHLD, unix.SIGURG, unix.SIGPIPE:
+				// SIGURG is the Go runtime's own preemption signal.
+			case unix.SIGWINCH:
+				if master != nil {
+					resize(master)
+				}
+			default:
+				_ = p.Signal(s)
+			}
+		case r := <-done:
+			wg.Wait()
+			return exitStatus(r)
+		}
+	}
+}
+
+type consoleResult struct {
+	f   *os.File
+	err error
+}
+
+type waitResult struct {
+	st  *os.ProcessState
+	err error
+}
+
+func exitStatus(r waitResult) (int, error) {
+	if r.st == nil {
+		return -1, r.err
+	}
+	if ws, ok := r.st.Sys().(unix.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal()), nil
+	}
+	var ee interface{ ExitCode() int }
+	if r.err != nil && !errors.As(r.err, &ee) {
+		return -1, r.err
+	}
+	return r.st.ExitCode(), nil
+}
+
+func copyAndClose(wg *sync.WaitGroup, dst io.Writer, src io.ReadCloser) {
+	defer wg.Done()
+	if dst != nil {
+		_, _ = io.Copy(dst, src)
+	} else {
+		_, _ = io.Copy(io.Discard, src)
+	}
+	src.Close()
+}
+
+// attachTerminal wires the pty master to stdio, putting the caller's
+// terminal in raw mode for the duration.
+func attachTerminal(master *os.File, stdio IO, wg *sync.WaitGroup) (restore func()) {
+	restore = func() {}
+	if in, ok := stdio.Stdin.(*os.File); ok && term.IsTerminal(int(in.Fd())) {
+		if old, err := term.MakeRaw(int(in.Fd())); err == nil {
+			restore = func() { _ = term.Restore(int(in.Fd()), old) }
+		}
+		resize(master)
+	}
+	if stdio.Stdin != nil {
+		go func() { _, _ = io.Copy(master, stdio.Stdin) }()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		// EIO ends the copy once the container closes its side.
+		_, _ = io.Copy(stdio.Stdout, master)
+	}()
+	return restore
+}
+
+func resize(master *os.File) {
+	ws, err := unix.IoctlGetWinsize(int(os.Stdin.Fd()), unix.TIOCGWINSZ)
+	if err == nil {
+		_ = unix.IoctlSetWinsize(int(master.Fd()), unix.TIOCSWINSZ, ws)
+	}
+}
+
+func socketPair() (parent, child *os.File, err error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating console socket pair: %w", err)
+	}
+	return os.NewFile(uintptr(fds[1]), "console-parent"), os.NewFile(uintptr(fds[0]), "console-child"), nil
+}
+
+// recvFile receives one fd sent with SCM_RIGHTS.
+func recvFile(sock *os.File) (*os.File, error) {
+	name := make([]byte, 4096)
+	oob := make([]byte, unix.CmsgSpace(4))
+	n, oobn, _, _, err := unix.Recvmsg(int(sock.Fd()), name, oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		return nil, fmt.Errorf("expected one control message (%v)", err)
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		return nil, fmt.Errorf("expected one fd (%v)", err)
+	}
+	return os.NewFile(uintptr(fds[0]), string(name[:n])), nil
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"sync"
+	"syscall"
 
 	"github.com/opencontainers/runc/libcontainer"
 	"golang.org/x/sys/unix"
@@ -141,7 +142,7 @@ func exitStatus(r waitResult) (int, error) {
 	if r.st == nil {
 		return -1, r.err
 	}
-	if ws, ok := r.st.Sys().(unix.WaitStatus); ok && ws.Signaled() {
+	if ws, ok := r.st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		return 128 + int(ws.Signal()), nil
 	}
 	var ee interface{ ExitCode() int }

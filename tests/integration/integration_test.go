@@ -28,9 +28,11 @@ import (
 )
 
 var (
-	rootfs   string
-	runcRoot string
-	seq      atomic.Int64
+	rootfs    string
+	runcRoot  string
+	sbxrunBin string
+	workDir   string
+	seq       atomic.Int64
 )
 
 func TestMain(m *testing.M) {
@@ -58,7 +60,13 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	workDir = dir
 	rootfs, runcRoot = filepath.Join(dir, "rootfs"), filepath.Join(dir, "runc")
+	sbxrunBin = filepath.Join(dir, "sbxrun")
+	if out, err := exec.Command("go", "build", "-tags", "seccomp", "-o", sbxrunBin, "../../cmd/sbxrun").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building sbxrun: %v\n%s", err, out)
+		return 1
+	}
 	if out, err := exec.Command("../../hack/mkrootfs.sh", rootfs).CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "mkrootfs: %v\n%s", err, out)
 		return 1

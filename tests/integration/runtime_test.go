@@ -18,7 +18,7 @@ import (
 
 // sbx is one private sbxrun installation: state root, state dir, config dir.
 type sbx struct {
-	t                      *testing.T
+	t                         *testing.T
 	root, stateDir, configDir string
 }
 

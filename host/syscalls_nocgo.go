@@ -4,17 +4,23 @@ package host
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/sbxrun/sbxrun/policy"
 )
 
-// Syscalls returns a resolver that refuses every name: without libseccomp
-// (no cgo, or not Linux) names cannot be validated, and an unvalidated name
-// could be a silent hole in a filter, so OCI compilation fails closed.
-func Syscalls() policy.SyscallResolver { return unavailable{} }
+// Syscalls returns a resolver over the table generated from libseccomp
+// (syscalls_table.go): builds without libseccomp — darwin, or cgo off —
+// still validate every name, against the same data libseccomp has.
+func Syscalls() policy.SyscallResolver { return tableResolver{} }
 
-type unavailable struct{}
+type tableResolver struct{}
 
-func (unavailable) Known(name, arch string) (bool, error) {
-	return false, fmt.Errorf("this build has no libseccomp (needs linux and cgo)")
+func (tableResolver) Known(name, arch string) (bool, error) {
+	names, ok := syscallTable[arch]
+	if !ok {
+		return false, fmt.Errorf("no syscall table for %q", arch)
+	}
+	i := sort.SearchStrings(names, name)
+	return i < len(names) && names[i] == name, nil
 }

@@ -199,3 +199,34 @@ func TestSpecWritesBundleOnceAndSeccompExport(t *testing.T) {
 		t.Errorf("seccomp export: %v %+v", err, prof)
 	}
 }
+
+func TestSeatbeltProfileLintsClean(t *testing.T) {
+	env := dirs(t)
+	project := t.TempDir()
+	for _, tier := range []string{"strict", "strict_plus", "moderate", "permissive"} {
+		r := sbx(t, env, "", "seatbelt", "--tier", tier, "--preset", "agent", "--project", project, "--tag", "t1", "--format", "json", "--", "/bin/sh")
+		var p struct {
+			Profile string
+			Params  []struct{ Name, Value string }
+		}
+		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &p) != nil || !strings.HasPrefix(p.Profile, "(version 1)") {
+			t.Fatalf("%s: %d %s", tier, r.code, r.stderr)
+		}
+		file := filepath.Join(t.TempDir(), "p.sb")
+		os.WriteFile(file, []byte(p.Profile), 0o644)
+		args := []string{"seatbelt", "lint"}
+		for _, d := range p.Params {
+			args = append(args, "-D", d.Name+"="+d.Value)
+		}
+		if l := sbx(t, env, "", append(args, file)...); l.code != 0 {
+			t.Errorf("%s: generated profile does not lint clean:\n%s", tier, l.stdout)
+		}
+		// Without its parameters the same profile would fail to load: lint says so.
+		if l := sbx(t, env, "", "seatbelt", "lint", file); l.code != 5 || !strings.Contains(l.stdout, "param-undefined") {
+			t.Errorf("%s: missing params not caught: %d %s", tier, l.code, l.stdout)
+		}
+	}
+	if r := sbx(t, env, "", "seatbelt", "run", "--tier", "strict", "--", "/bin/true"); r.code == 0 || !strings.Contains(r.stderr, "darwin") {
+		t.Errorf("seatbelt run off darwin must fail closed: %+v", r)
+	}
+}

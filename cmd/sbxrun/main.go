@@ -85,6 +85,7 @@ func newApp() *cli.App {
 			eventsCommand(),
 			updateCommand(),
 			featuresCommand(),
+			seatbeltCommand(),
 		},
 		// Errors are printed once, by main; urfave/cli must not print or exit.
 		ExitErrHandler: func(*cli.Context, error) {},

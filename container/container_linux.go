@@ -73,7 +73,14 @@ func (r *Runtime) create(o CreateOptions) (*libcontainer.Container, error) {
 	if err != nil {
 		return nil, fmt.Errorf("converting spec: %w", err)
 	}
-	return libcontainer.Create(r.Root, o.ID, cfg)
+	if err := r.writeJournal(o.ID, cfg); err != nil {
+		return nil, err
+	}
+	c, err := libcontainer.Create(r.Root, o.ID, cfg)
+	if err != nil {
+		r.dropJournal(o.ID)
+	}
+	return c, err
 }
 
 func newProcess(p *specs.Process, init bool) (*libcontainer.Process, error) {
@@ -195,10 +202,19 @@ func (r *Runtime) Create(o CreateOptions) error {
 		return err
 	}
 	if err := r.startInit(c, o, func(p *libcontainer.Process) error { return c.Start(p) }); err != nil {
-		_ = c.Destroy()
+		r.destroy(c)
 		return err
 	}
 	return nil
+}
+
+// destroy removes a container and its create journal.
+func (r *Runtime) destroy(c *libcontainer.Container) error {
+	err := c.Destroy()
+	if err == nil {
+		r.dropJournal(c.ID())
+	}
+	return err
 }
 
 func (r *Runtime) startInit(c *libcontainer.Container, o CreateOptions, start func(*libcontainer.Process) error) error {
@@ -222,12 +238,12 @@ func (r *Runtime) Run(o CreateOptions, detach bool, stdio IO) (int, error) {
 	}
 	if detach {
 		if err := r.startInit(c, o, func(p *libcontainer.Process) error { return c.Run(p) }); err != nil {
-			_ = c.Destroy()
+			r.destroy(c)
 			return -1, err
 		}
 		return 0, nil
 	}
-	defer c.Destroy() //nolint:errcheck // reported by delete if it fails
+	defer r.destroy(c) //nolint:errcheck // reported by delete if it fails
 	p, err := newProcess(o.Spec.Process, true)
 	if err != nil {
 		return -1, err
@@ -311,9 +327,13 @@ func (r *Runtime) Signal(id string, sig os.Signal, all bool) error {
 func (r *Runtime) Delete(id string, force bool) error {
 	c, err := r.load(id)
 	if errors.Is(err, ErrNotExist) {
-		if validID(id) {
-			_ = os.RemoveAll(filepath.Join(r.Root, id))
+		if !validID(id) {
+			return err
 		}
+		if rerr := r.recoverAborted(id); rerr != nil {
+			return rerr
+		}
+		_ = os.RemoveAll(filepath.Join(r.Root, id))
 		if force {
 			return nil
 		}
@@ -328,9 +348,13 @@ func (r *Runtime) Delete(id string, force bool) error {
 	}
 	switch {
 	case force || st == libcontainer.Created:
-		return killAndDestroy(c)
+		if err := killAndDestroy(c); err != nil {
+			return err
+		}
+		r.dropJournal(id)
+		return nil
 	case st == libcontainer.Stopped:
-		return c.Destroy()
+		return r.destroy(c)
 	default:
 		return fmt.Errorf("cannot delete container %s that is %s (use --force)", id, st)
 	}

@@ -47,3 +47,25 @@ func StripCgroupLimits(s *specs.Spec) []string {
 	}
 	return out
 }
+
+// NoSharedPropagation rewrites shared mount and rootfs propagation to
+// rslave and returns what it changed. Shared propagation would let mounts
+// made inside the container appear in the host's mount namespace; rslave
+// still receives the host's mounts, which is what engines rely on. This
+// applies to every spec, with or without a tier.
+func NoSharedPropagation(s *specs.Spec) []string {
+	var changed []string
+	for i := range s.Mounts {
+		for j, o := range s.Mounts[i].Options {
+			if o == "shared" || o == "rshared" {
+				s.Mounts[i].Options[j] = "rslave"
+				changed = append(changed, fmt.Sprintf("mounts[%d] (%s): %s propagation made rslave", i, s.Mounts[i].Destination, o))
+			}
+		}
+	}
+	if s.Linux != nil && (s.Linux.RootfsPropagation == "shared" || s.Linux.RootfsPropagation == "rshared") {
+		changed = append(changed, fmt.Sprintf("linux.rootfsPropagation: %s made rslave", s.Linux.RootfsPropagation))
+		s.Linux.RootfsPropagation = "rslave"
+	}
+	return changed
+}

@@ -155,9 +155,11 @@ func enforceSpec(c *cli.Context, id string, spec *specs.Spec, op string) (*specs
 	facts := host.Probe(host.Options{Rootless: rootless})
 	if tier == "" {
 		rec.Policy, rec.Reason = "no-tier", "no dev.sbx.tier annotation and no default tier: the spec runs as given"
+		rec.Details = enforce.NoSharedPropagation(spec)
 		if rootless && !facts.CgroupLimits {
-			rec.Details = enforce.StripCgroupLimits(spec)
-			warnUnenforced(rec.Details)
+			stripped := enforce.StripCgroupLimits(spec)
+			warnUnenforced(stripped)
+			rec.Details = append(rec.Details, stripped...)
 		}
 		if _, err := log.Append(rec); err != nil {
 			return nil, err

@@ -460,3 +460,5 @@ func TestFeatures(t *testing.T) {
 		t.Errorf("--systemd-cgroup accepted: %+v", r)
 	}
 }
+
+func jsonMarshal(v any) ([]byte, error) { return json.MarshalIndent(v, "", " ") }

@@ -217,7 +217,7 @@ func TestSharedPropagationDoesNotLeak(t *testing.T) {
 		exec.Command("umount", filepath.Join(host, "sub")).Run()
 		t.Fatal("a mount made inside the container appeared on the host")
 	}
-	if log := s.must("log"); !strings.Contains(log, "made rslave") {
+	if log := s.must("log", "--json"); !strings.Contains(log, "made rslave") {
 		t.Errorf("the propagation rewrite was not audited:\n%s", log)
 	}
 }

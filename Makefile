@@ -11,8 +11,10 @@ export PATH := $(PATH):/usr/local/go/bin
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
-build: ## build bin/sbxrun (cgo, -tags seccomp)
-	CGO_ENABLED=1 $(GO) build -tags $(TAGS) -ldflags '$(LDFLAGS)' -o bin/sbxrun ./cmd/sbxrun
+# Static: the process_exec=deny exec shim is a sealed copy of this binary
+# run inside the container's rootfs, where no host library exists.
+build: ## build bin/sbxrun (cgo, -tags seccomp, statically linked)
+	CGO_ENABLED=1 $(GO) build -tags $(TAGS),netgo,osusergo -ldflags '$(LDFLAGS) -extldflags=-static' -o bin/sbxrun ./cmd/sbxrun
 
 test: ## unit, golden, fuzz-corpus and CLI tests (no root needed; root tests skip)
 	$(GO) test -tags $(TAGS) -count=1 ./...

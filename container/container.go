@@ -56,6 +56,9 @@ type CreateOptions struct {
 	NoNewKeyring  bool
 	// PreserveFDs passes fds 3..3+N-1 of the caller to the container.
 	PreserveFDs int
+	// InitialOnly enforces process_exec=deny: only the process's program
+	// (and its interpreter) may ever be executed (Landlock).
+	InitialOnly bool
 }
 
 // ExecOptions describe a process started in a running container.
@@ -65,6 +68,7 @@ type ExecOptions struct {
 	PidFile       string
 	ConsoleSocket string
 	PreserveFDs   int
+	InitialOnly   bool
 }
 
 // Stats are a container's resource usage.

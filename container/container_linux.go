@@ -218,14 +218,29 @@ func (r *Runtime) destroy(c *libcontainer.Container) error {
 }
 
 func (r *Runtime) startInit(c *libcontainer.Container, o CreateOptions, start func(*libcontainer.Process) error) error {
-	p, err := newProcess(o.Spec.Process, true)
+	p, err := r.process(o.Spec.Process, true, o.PreserveFDs, o.InitialOnly)
 	if err != nil {
 		return err
 	}
-	if p.ExtraFiles, err = preserved(o.PreserveFDs); err != nil {
-		return err
-	}
 	return startDetached(p, o.Spec.Process.Terminal, o.ConsoleSocket, o.PidFile, start)
+}
+
+// process builds a libcontainer process with the preserved fds and, for
+// process_exec=deny, the exec shim.
+func (r *Runtime) process(sp *specs.Process, init bool, preserveFDs int, initialOnly bool) (*libcontainer.Process, error) {
+	p, err := newProcess(sp, init)
+	if err != nil {
+		return nil, err
+	}
+	if p.ExtraFiles, err = preserved(preserveFDs); err != nil {
+		return nil, err
+	}
+	if initialOnly {
+		if p.Args, p.ExtraFiles, err = r.wrapInitialOnly(p.Args, p.ExtraFiles); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
 }
 
 // Run creates and starts a container. Detached, it returns once the
@@ -244,11 +259,8 @@ func (r *Runtime) Run(o CreateOptions, detach bool, stdio IO) (int, error) {
 		return 0, nil
 	}
 	defer r.destroy(c) //nolint:errcheck // reported by delete if it fails
-	p, err := newProcess(o.Spec.Process, true)
+	p, err := r.process(o.Spec.Process, true, o.PreserveFDs, o.InitialOnly)
 	if err != nil {
-		return -1, err
-	}
-	if p.ExtraFiles, err = preserved(o.PreserveFDs); err != nil {
 		return -1, err
 	}
 	status, err := foreground(c, p, o.Spec.Process.Terminal, o.PidFile, stdio, func() error { return c.Run(p) })
@@ -287,11 +299,8 @@ func (r *Runtime) Exec(id string, o ExecOptions, stdio IO) (int, error) {
 	if st != libcontainer.Running && st != libcontainer.Created {
 		return -1, fmt.Errorf("cannot exec in a container that is %s", st)
 	}
-	p, err := newProcess(o.Process, false)
+	p, err := r.process(o.Process, false, o.PreserveFDs, o.InitialOnly)
 	if err != nil {
-		return -1, err
-	}
-	if p.ExtraFiles, err = preserved(o.PreserveFDs); err != nil {
 		return -1, err
 	}
 	if o.Detach {

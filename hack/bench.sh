@@ -70,7 +70,7 @@ cleanup() {
   # Shims started for our socket (matched by its unique path, killed by pid).
   local p
   for p in /proc/[0-9]*; do
-    if tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qF -- "$tmp/containerd/"; then
+    if tr '\0' ' ' 2>/dev/null <"$p/cmdline" | grep -qF -- "$tmp/containerd/"; then
       kill -KILL "${p#/proc/}" 2>/dev/null
     fi
   done

@@ -30,6 +30,10 @@ const (
 	CodeSpecInvalid Code = "SANDBOX_SPEC_INVALID"
 	// CodeAuditTampered: the audit log's hash chain does not verify.
 	CodeAuditTampered Code = "SANDBOX_AUDIT_TAMPERED"
+	// CodeUnenforceable: a protection the tier requires cannot be applied
+	// on this host or build (e.g. process_exec=deny without Landlock), so
+	// the sandbox is refused rather than run with less.
+	CodeUnenforceable Code = "SANDBOX_UNENFORCEABLE"
 	// CodeInternal: an I/O or system failure not caused by the input.
 	CodeInternal Code = "SANDBOX_INTERNAL"
 )
@@ -39,7 +43,7 @@ func (c Code) ExitStatus() int {
 	switch c {
 	case CodeProfileUnknown, CodeConfigInvalid, CodeSpecInvalid:
 		return 2
-	case CodeDowngradeBlocked, CodePolicyConflict, CodeOverrideInvalid:
+	case CodeDowngradeBlocked, CodePolicyConflict, CodeOverrideInvalid, CodeUnenforceable:
 		return 3
 	case CodeCompileError:
 		return 4

@@ -45,6 +45,10 @@ func runExec(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	st, err := runtimeOf(c).State(id)
+	if err != nil {
+		return err
+	}
 	g, err := containerGrants(c, id)
 	if err != nil {
 		return err
@@ -64,7 +68,7 @@ func runExec(c *cli.Context) error {
 		return err
 	}
 	status, err := runtimeOf(c).Exec(id, container.ExecOptions{Process: p, Detach: c.Bool("detach"), PidFile: pidFile,
-		ConsoleSocket: c.String("console-socket"), PreserveFDs: c.Int("preserve-fds")},
+		ConsoleSocket: c.String("console-socket"), PreserveFDs: c.Int("preserve-fds"), InitialOnly: initialOnly(st.Annotations)},
 		container.IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
 	if err != nil {
 		return err

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -99,7 +98,7 @@ func prepareCreate(c *cli.Context, op string) (container.CreateOptions, error) {
 	}
 	return container.CreateOptions{ID: id, Bundle: bundle, Spec: enforced, PidFile: pidFile,
 		ConsoleSocket: c.String("console-socket"), NoPivot: c.Bool("no-pivot"), NoNewKeyring: c.Bool("no-new-keyring"),
-		PreserveFDs: c.Int("preserve-fds")}, nil
+		PreserveFDs: c.Int("preserve-fds"), InitialOnly: initialOnly(enforced.Annotations)}, nil
 }
 
 // enforceSpec applies the tier chosen by annotation, connector binding or
@@ -176,10 +175,25 @@ func enforceSpec(c *cli.Context, id string, spec *specs.Spec, op string) (*specs
 		return refuse(err)
 	}
 	rec.Details = append(rec.Details, res.Changes...)
-	for _, u := range g.Unenforced {
+	unenforced := g.Unenforced
+	if g.Exec.InitialOnly {
+		// This runtime is what enforces process_exec=deny, through the
+		// Landlock exec shim; without Landlock it refuses instead.
+		if facts.LandlockABI == 0 {
+			return refuse(policy.Errorf(policy.CodeUnenforceable, "tier %s needs process_exec=deny and this kernel has no Landlock", tier))
+		}
+		unenforced = nil
+		for _, u := range g.Unenforced {
+			if !strings.HasPrefix(u, "process_exec=") {
+				unenforced = append(unenforced, u)
+			}
+		}
+		rec.Details = append(rec.Details, fmt.Sprintf("process_exec=deny: enforced by the Landlock exec shim (ABI %d)", facts.LandlockABI))
+	}
+	for _, u := range unenforced {
 		rec.Details = append(rec.Details, "unenforced: "+u)
 	}
-	warnUnenforced(g.Unenforced)
+	warnUnenforced(unenforced)
 	if _, err := log.Append(rec); err != nil {
 		return nil, err
 	}
@@ -206,4 +220,8 @@ func containerGrants(c *cli.Context, id string) (*policy.Grants, error) {
 	return policy.Compile(tier, nil, host.Probe(host.Options{Rootless: os.Geteuid() != 0}), nil)
 }
 
-func notExist(err error) bool { return errors.Is(err, container.ErrNotExist) }
+// initialOnly reports whether a (enforced) spec's annotations ask for
+// process_exec=deny.
+func initialOnly(annotations map[string]string) bool {
+	return annotations[specgen.AnnotationExec] == "initial-only"
+}

@@ -462,3 +462,27 @@ func TestFeatures(t *testing.T) {
 }
 
 func jsonMarshal(v any) ([]byte, error) { return json.MarshalIndent(v, "", " ") }
+
+// TestExecDeniedUnderStrict: the sbxrun runtime enforces
+// process_exec=deny (Landlock exec shim): the initial program runs, a
+// second program cannot be executed, in the init and in `exec` alike.
+// Paired: permissive executes it.
+func TestExecDeniedUnderStrict(t *testing.T) {
+	s := newSbx(t)
+	strict := compile(t, "strict", nil)
+	strict.Process.Args = []string{"/probe"}
+	var r report
+	json.Unmarshal([]byte(s.must("run", "--bundle", bundle(t, strict), "x1")), &r)
+	r.expect(t, map[string]string{"exec": "EACCES", "seccomp": "2", "uid": "65534"})
+	perm := compile(t, "permissive", nil)
+	perm.Process.Args = []string{"/probe"}
+	json.Unmarshal([]byte(s.must("run", "--bundle", bundle(t, perm), "x2")), &r)
+	r.expect(t, map[string]string{"exec": "OK"})
+	strict.Process.Args = []string{"sleep", "300"}
+	s.must("run", "-d", "--bundle", bundle(t, strict), "x3")
+	json.Unmarshal([]byte(s.must("exec", "x3", "/probe")), &r)
+	r.expect(t, map[string]string{"exec": "EACCES"})
+	if log := s.must("log", "--json"); !strings.Contains(log, "enforced by the Landlock exec shim") {
+		t.Errorf("exec enforcement not audited:\n%s", log)
+	}
+}

@@ -16,7 +16,12 @@ import (
 
 func grants(t *testing.T, tier string) *policy.Grants {
 	t.Helper()
-	g, err := policy.Compile(tier, nil, policy.ReferenceFacts("amd64", host.Syscalls()), nil)
+	return grantsWith(t, tier, nil)
+}
+
+func grantsWith(t *testing.T, tier string, cfg *policy.Config) *policy.Grants {
+	t.Helper()
+	g, err := policy.Compile(tier, cfg, policy.ReferenceFacts("amd64", host.Syscalls()), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

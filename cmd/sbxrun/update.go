@@ -81,8 +81,16 @@ func runUpdate(c *cli.Context) error {
 		if res.Pids != nil && res.Pids.Limit != nil && (*res.Pids.Limit <= 0 || *res.Pids.Limit > g.Limits.Pids) {
 			return over("pids", *res.Pids.Limit, g.Limits.Pids)
 		}
-		if res.CPU != nil && res.CPU.Quota != nil && *res.CPU.Quota <= 0 {
-			return over("cpu quota", *res.CPU.Quota, g.Limits.CPUQuota)
+		if res.CPU != nil && res.CPU.Quota != nil {
+			// Compare shares of a CPU: quota/period against the tier's.
+			period := g.Limits.CPUPeriod
+			if res.CPU.Period != nil {
+				period = *res.CPU.Period
+			}
+			q := *res.CPU.Quota
+			if q <= 0 || period == 0 || q*int64(g.Limits.CPUPeriod) > g.Limits.CPUQuota*int64(period) {
+				return policy.Errorf(policy.CodePolicyConflict, "cpu quota %d/%d is above tier %s's %d/%d", q, period, g.Tier, g.Limits.CPUQuota, g.Limits.CPUPeriod)
+			}
 		}
 	}
 	return runtimeOf(c).Update(id, res)

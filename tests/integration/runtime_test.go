@@ -215,6 +215,10 @@ func TestRuntimeLifecycle(t *testing.T) {
 	if r := s.run("", "update", "--memory", strconv.Itoa(2<<30), "lc"); r.code == 0 || !strings.Contains(r.stderr, "SANDBOX_POLICY_CONFLICT") {
 		t.Errorf("update above the tier accepted: %+v", r)
 	}
+	if r := s.run("", "update", "--cpu-quota", "300000", "--cpu-period", "100000", "lc"); r.code == 0 || !strings.Contains(r.stderr, "cpu quota") {
+		t.Errorf("cpu above the tier accepted: %+v", r)
+	}
+	s.must("update", "--cpu-quota", "50000", "--cpu-period", "100000", "lc")
 	if list := s.must("list", "--format", "json"); !strings.Contains(list, `"id": "lc"`) {
 		t.Errorf("list: %s", list)
 	}

@@ -50,7 +50,7 @@ const (
 	KindRefusal   = "refusal"   // a request was refused
 	KindOverride  = "override"  // an override token authorized a widening
 	KindCompile   = "compile"   // a policy was compiled into an artifact
-	KindLint      = "lint"      // a spec was checked against a tier
+	KindLifecycle = "lifecycle" // an OCI hook reported a container lifecycle stage
 )
 
 // Record is one audit event. The first seven fields are exactly those of

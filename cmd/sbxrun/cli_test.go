@@ -230,3 +230,18 @@ func TestSeatbeltProfileLintsClean(t *testing.T) {
 		t.Errorf("seatbelt run off darwin must fail closed: %+v", r)
 	}
 }
+
+func TestHookRecordsLifecycle(t *testing.T) {
+	env := dirs(t)
+	state := `{"ociVersion":"1.2.0","id":"c9","status":"stopped","pid":0,"bundle":"/b","annotations":{"dev.sbx.tier":"moderate"}}`
+	if r := sbx(t, env, state, "hook", "poststop"); r.code != 0 {
+		t.Fatalf("hook: %+v", r)
+	}
+	if r := sbx(t, env, "not json", "hook", "poststop"); r.code != 2 || !strings.Contains(r.stderr, "SANDBOX_SPEC_INVALID") {
+		t.Errorf("bad state: %+v", r)
+	}
+	log := sbx(t, env, "", "log", "--json")
+	if !strings.Contains(log.stdout, `"operation":"poststop"`) || !strings.Contains(log.stdout, `"target":"c9"`) || !strings.Contains(log.stdout, `"tier":"moderate"`) {
+		t.Errorf("lifecycle record missing:\n%s", log.stdout)
+	}
+}

@@ -86,6 +86,7 @@ func newApp() *cli.App {
 			updateCommand(),
 			featuresCommand(),
 			seatbeltCommand(),
+			hookCommand(),
 		},
 		// Errors are printed once, by main; urfave/cli must not print or exit.
 		ExitErrHandler: func(*cli.Context, error) {},

@@ -1,0 +1,27 @@
+package hooks
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/sbxrun/sbxrun/policy"
+)
+
+func TestReadStateAndRecord(t *testing.T) {
+	st, err := ReadState(strings.NewReader(`{"ociVersion":"1.2.0","id":"c1","status":"stopped","pid":0,"bundle":"/b","annotations":{"dev.sbx.tier":"strict"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := Record("poststop", st)
+	if err != nil || rec.Target != "c1" || rec.Tier != "strict" || rec.Policy != "tier:strict" || rec.Operation != "poststop" {
+		t.Errorf("record: %+v %v", rec, err)
+	}
+	if _, err := Record("afterlife", st); policy.CodeOf(err) != policy.CodeConfigInvalid {
+		t.Errorf("unknown stage: %v", err)
+	}
+	for _, bad := range []string{"", "{}", `{"ociVersion":"1","id":"x","extra":1}`, strings.Repeat("x", maxState+2)} {
+		if _, err := ReadState(strings.NewReader(bad)); policy.CodeOf(err) != policy.CodeSpecInvalid {
+			t.Errorf("ReadState(%.20q) = %v", bad, err)
+		}
+	}
+}

@@ -6,7 +6,7 @@ LDFLAGS := -X main.version=$(VERSION)
 PREFIX  ?= /usr/local
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: help build test test-root integration cross lint bench fuzz golden demo install clean
+.PHONY: help build test test-root integration conformance cross lint bench fuzz golden demo install clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -25,6 +25,9 @@ test-root: ## the full suite as root: integration tests may not skip
 integration: ## only the root integration tests (real containers)
 	SBXRUN_REQUIRE_ROOT=1 $(GO) test -tags $(TAGS) -count=1 -v ./tests/...
 
+conformance: build ## OCI runtime-tools validation: sbxrun vs the system runc (root)
+	hack/conformance.sh
+
 cross: ## build and vet for darwin, build for arm64
 	GOOS=darwin $(GO) build ./...
 	GOOS=darwin $(GO) vet ./...
@@ -34,9 +37,10 @@ lint: ## gofmt must be clean, go vet must pass
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet -tags $(TAGS) ./...
 
-bench: build ## compile benchmarks and `sbxrun spec` process time
+bench: build ## compile benchmarks, `sbxrun spec` time, container start and seccomp overhead vs runc/bwrap (root)
 	$(GO) test -tags $(TAGS) -run XXX -bench . -benchmem ./policy ./specgen
 	hack/bench-spec.sh bin/sbxrun
+	hack/bench.sh bin/sbxrun
 
 fuzz: ## fuzz each target for FUZZTIME (default 60s)
 	$(GO) test -run XXX -fuzz FuzzConfig -fuzztime $${FUZZTIME:-60s} ./policy

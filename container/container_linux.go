@@ -208,11 +208,17 @@ func (r *Runtime) Create(o CreateOptions) error {
 	return nil
 }
 
-// destroy removes a container and its create journal.
+// destroy removes a container and its create journal. libcontainer runs
+// poststop hooks after it has removed everything; a failing hook is then
+// only a warning (runtime-spec: "the runtime MUST log a warning").
 func (r *Runtime) destroy(c *libcontainer.Container) error {
 	err := c.Destroy()
-	if err == nil {
+	if _, serr := os.Stat(filepath.Join(r.Root, c.ID())); os.IsNotExist(serr) {
 		r.dropJournal(c.ID())
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "sbxrun: warning: %s: %v\n", c.ID(), err)
+		}
+		return nil
 	}
 	return err
 }
@@ -357,11 +363,7 @@ func (r *Runtime) Delete(id string, force bool) error {
 	}
 	switch {
 	case force || st == libcontainer.Created:
-		if err := killAndDestroy(c); err != nil {
-			return err
-		}
-		r.dropJournal(id)
-		return nil
+		return r.killAndDestroy(c)
 	case st == libcontainer.Stopped:
 		return r.destroy(c)
 	default:
@@ -373,11 +375,11 @@ func validID(id string) bool {
 	return id != "" && id != "." && id != ".." && filepath.Base(id) == id
 }
 
-func killAndDestroy(c *libcontainer.Container) error {
+func (r *Runtime) killAndDestroy(c *libcontainer.Container) error {
 	_ = c.Signal(unix.SIGKILL)
 	for i := 0; i < 100; i++ {
 		if err := c.Signal(unix.Signal(0)); err != nil {
-			return c.Destroy()
+			return r.destroy(c)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

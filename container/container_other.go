@@ -27,3 +27,6 @@ func (r *Runtime) Pause(string) error                         { return errUnsupp
 func (r *Runtime) Resume(string) error                        { return errUnsupported }
 func (r *Runtime) Stats(string) (*Stats, error)               { return nil, errUnsupported }
 func (r *Runtime) Update(string, *specs.LinuxResources) error { return errUnsupported }
+
+// Compat has nothing to adjust where no container runs.
+func Compat(*specs.Spec) ([]string, error) { return nil, nil }

@@ -114,6 +114,19 @@ func enforceSpec(c *cli.Context, id string, spec *specs.Spec, op string) (*specs
 		}
 		return nil, err
 	}
+	// finish applies libcontainer compatibility adjustments to the final
+	// spec and writes the decision's audit record.
+	finish := func(out *specs.Spec) (*specs.Spec, error) {
+		changes, err := container.Compat(out)
+		if err != nil {
+			return refuse(policy.Errorf(policy.CodeSpecNoncompliant, "%v", err))
+		}
+		rec.Details = append(rec.Details, changes...)
+		if _, err := log.Append(rec); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
 	sel, err := enforce.ParseAnnotations(spec.Annotations)
 	if err != nil {
 		return refuse(err)
@@ -160,10 +173,7 @@ func enforceSpec(c *cli.Context, id string, spec *specs.Spec, op string) (*specs
 			warnUnenforced(stripped)
 			rec.Details = append(rec.Details, stripped...)
 		}
-		if _, err := log.Append(rec); err != nil {
-			return nil, err
-		}
-		return spec, nil
+		return finish(spec)
 	}
 	rec.Tier, rec.Policy = tier, "tier:"+tier
 	g, err := policy.Compile(tier, nil, facts, nil)
@@ -194,10 +204,7 @@ func enforceSpec(c *cli.Context, id string, spec *specs.Spec, op string) (*specs
 		rec.Details = append(rec.Details, "unenforced: "+u)
 	}
 	warnUnenforced(unenforced)
-	if _, err := log.Append(rec); err != nil {
-		return nil, err
-	}
-	return res.Spec, nil
+	return finish(res.Spec)
 }
 
 func warnUnenforced(list []string) {

@@ -1,6 +1,6 @@
 # sbxrun — `make help` lists the targets.
 GO      ?= go
-TAGS    ?= seccomp
+TAGS    ?= seccomp,urfave_cli_no_docs
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 PREFIX  ?= /usr/local

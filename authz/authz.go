@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/sbxrun/sbxrun/policy"
@@ -44,11 +45,15 @@ type Bindings struct {
 // OpenBindings returns the store in dir (created on first write).
 func OpenBindings(dir string) *Bindings { return &Bindings{Dir: dir, now: time.Now} }
 
-var connectorRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$`)
+// connectorRE is compiled on first use (not at package init, which every
+// sbxrun process would pay for).
+var connectorRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$`)
+})
 
 // CheckConnector validates a connector id.
 func CheckConnector(id string) error {
-	if !connectorRE.MatchString(id) {
+	if !connectorRE().MatchString(id) {
 		return policy.Errorf(policy.CodeConfigInvalid, "connector id %q: want 1-128 of [A-Za-z0-9._:@-], starting with a letter or digit", id)
 	}
 	return nil

@@ -5,6 +5,7 @@ package container
 import (
 	"fmt"
 
+	"github.com/opencontainers/runc/libcontainer/capabilities"
 	"github.com/opencontainers/runc/libcontainer/specconv"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
@@ -19,6 +20,8 @@ import (
 //     denies statx cannot be run and is refused.
 //   - FIFO devices: libcontainer compares major:minor of every created
 //     node, but a fifo has none; the spec only defines them for c, b and u.
+//   - Unknown capability names are refused (libcontainer would warn and
+//     drop them).
 //   - Bind mounts with filesystem options (mode=, size=…): the kernel
 //     ignores them on a bind and libcontainer refuses them; they are
 //     dropped, as runc 1.1.5 effectively did.
@@ -30,6 +33,9 @@ func Compat(s *specs.Spec) ([]string, error) {
 			return nil, err
 		}
 		changes = append(changes, c...)
+	}
+	if err := knownCapabilities(s.Process); err != nil {
+		return nil, err
 	}
 	if s.Linux != nil {
 		for i := range s.Linux.Devices {
@@ -82,6 +88,28 @@ func seccompStatx(sc *specs.LinuxSeccomp) ([]string, error) {
 	}
 	sc.Syscalls = append(sc.Syscalls, specs.LinuxSyscall{Names: []string{"statx"}, Action: specs.ActAllow})
 	return []string{"linux.seccomp: statx allowed (libcontainer's init needs it)"}, nil
+}
+
+// knownCapabilities refuses capability names the kernel does not have;
+// libcontainer would drop them with a warning, and a typo in a capability
+// list must not silently change what a container may do.
+func knownCapabilities(p *specs.Process) error {
+	if p == nil || p.Capabilities == nil {
+		return nil
+	}
+	known := map[string]bool{}
+	for _, c := range capabilities.KnownCapabilities() {
+		known[c] = true
+	}
+	c := p.Capabilities
+	for _, set := range [][]string{c.Bounding, c.Effective, c.Permitted, c.Inheritable, c.Ambient} {
+		for _, name := range set {
+			if !known[name] {
+				return fmt.Errorf("unknown capability %q in process.capabilities", name)
+			}
+		}
+	}
+	return nil
 }
 
 func hasOption(opts []string, o string) bool {

@@ -62,7 +62,7 @@ func execShim(args []string) error {
 		return err
 	}
 	if err := cfg.RestrictPaths(landlock.PathAccess(landlock.AccessFSSet(llsys.AccessFSExecute), allowed...)); err != nil {
-		return fmt.Errorf("landlock: %w", err)
+		return fmt.Errorf("landlock (the kernel lacks it, or a seccomp filter blocks its syscalls): %w", err)
 	}
 	return syscall.Exec(prog, args, os.Environ())
 }

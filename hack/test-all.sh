@@ -10,4 +10,6 @@ make lint
 make build
 make test-root
 make cross
+# OCI runtime-tools validation, sbxrun beside the system runc (~2 min).
+make conformance
 echo "test-all: ok"

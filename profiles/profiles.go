@@ -36,6 +36,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"sync"
 )
 
 // Capability names one of the six sandbox capabilities of bd-3ua7.
@@ -243,23 +244,24 @@ var tiersJSON []byte
 //go:embed syscalls.json
 var syscallsJSON []byte
 
-var builtin *Catalog
-
-func init() {
+// builtin decodes the embedded catalog on first use, not at package init:
+// every sbxrun process (including the container's init and exec shim)
+// would otherwise pay for it at start.
+var builtin = sync.OnceValue(func() *Catalog {
 	c, err := Decode(tiersJSON, syscallsJSON)
 	if err != nil {
 		// The embedded data is part of the binary; tests decode it too, so
 		// this only fires on a build from a broken tree.
 		panic(fmt.Sprintf("embedded tier data: %v", err))
 	}
-	builtin = c
-}
+	return c
+})
 
 // Builtin returns the embedded catalog. Callers must not modify it.
-func Builtin() *Catalog { return builtin }
+func Builtin() *Catalog { return builtin() }
 
 // Lookup returns the named tier of the builtin catalog.
-func Lookup(name string) (*Tier, bool) { return builtin.Tier(name) }
+func Lookup(name string) (*Tier, bool) { return builtin().Tier(name) }
 
 // Tier returns the named tier.
 func (c *Catalog) Tier(name string) (*Tier, bool) {

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/sbxrun/sbxrun/policy"
 	"github.com/sbxrun/sbxrun/profiles"
@@ -169,7 +170,7 @@ func NewTag() (string, error) {
 	return "sbxrun-" + hex.EncodeToString(b[:]), nil
 }
 
-var tagPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+var tagPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`) })
 
 // Generate compiles Grants into an SBPL profile. It is deterministic: the
 // same Grants and options give the same profile, and the text does not
@@ -261,7 +262,7 @@ func defaults(o *Options) error {
 		o.Tag = t
 	}
 	switch {
-	case !tagPattern.MatchString(o.Tag):
+	case !tagPattern().MatchString(o.Tag):
 		return invalid("tag %q: want 1-64 letters, digits, '.', '_' or '-'", o.Tag)
 	case o.Preset != PresetNone && o.Preset != PresetAgent && o.Preset != PresetCapture:
 		return invalid("unknown preset %q (agent, capture or none)", o.Preset)

@@ -178,7 +178,7 @@ func (l *linter) rule(i int, f node) {
 	for _, it := range f.items[1:] {
 		switch {
 		case it.kind == kSymbol:
-			if !vocab.ops[it.text] {
+			if !vocab().ops[it.text] {
 				l.add(CodeUnknownOp, it.line, "unknown operation %q: one unknown name makes sandbox-exec reject the whole profile", it.text)
 			}
 			ops = append(ops, it.text)
@@ -305,7 +305,7 @@ func (l *linter) modifier(n node) {
 		l.add(CodeNoSandbox, n.line, "(with no-sandbox) lets exec'd programs run outside the sandbox")
 		return
 	}
-	want, ok := vocab.Modifiers[name]
+	want, ok := vocab().Modifiers[name]
 	if !ok {
 		l.add(CodeUnknownModifier, n.line, "unknown modifier %q", name)
 		return
@@ -322,12 +322,12 @@ func (l *linter) modifier(n node) {
 
 func (l *linter) filter(fl node, ctx ruleCtx) {
 	name := headOf(fl)
-	k, ok := vocab.Filters[name]
+	k, ok := vocab().Filters[name]
 	switch {
 	case name == "":
 		l.add(CodeBadArgument, fl.line, "a filter must start with its name")
 		return
-	case !ok && vocab.exprs[name]:
+	case !ok && vocab().exprs[name]:
 		l.add(CodeBadArgument, fl.line, "(%s …) is an expression, not a filter", name)
 		return
 	case !ok:
@@ -383,7 +383,7 @@ func (l *linter) constant(name string, args []node, line int) {
 		l.add(CodeBadArgument, line, "(%s …) takes one constant", name)
 		return
 	}
-	if !vocab.consts[args[0].text] {
+	if !vocab().consts[args[0].text] {
 		l.add(CodeUnknownConstant, line, "constant %q is not vetted: an unknown symbol makes sandbox-exec reject the whole profile on some macOS versions", args[0].text)
 	}
 }
@@ -396,7 +396,7 @@ func (l *linter) address(name string, args []node, line int, ctx ruleCtx) {
 		l.add(CodeBadArgument, line, "(%s PROTOCOL \"HOST:PORT\") expected", name)
 		return
 	}
-	if !vocab.protos[args[0].text] {
+	if !vocab().protos[args[0].text] {
 		l.add(CodeNetworkAddress, line, "unknown protocol %q", args[0].text)
 	}
 	if v, known := l.strExpr(args[1]); known {

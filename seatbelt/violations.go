@@ -3,10 +3,13 @@ package seatbelt
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
+	"github.com/sbxrun/sbxrun/audit"
 	"io"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -32,7 +35,9 @@ type Filter struct {
 // "Sandbox: cat(4242) deny(1) file-read-data /Users/x/.ssh/id_rsa". The
 // process name may itself hold spaces and parentheses, so the pid is the
 // last "(digits) deny(" on the line.
-var denyMessage = regexp.MustCompile(`^Sandbox: (.+)\(([0-9]+)\) deny\([0-9]+\) (\S+)(?: (.*))?$`)
+var denyMessage = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^Sandbox: (.+)\(([0-9]+)\) deny\([0-9]+\) (\S+)(?: (.*))?$`)
+})
 
 // logEvent is the part of a `log stream --style ndjson` record we read.
 type logEvent struct {
@@ -56,7 +61,7 @@ func (f Filter) Parse(line []byte) (v Violation, ok bool) {
 		return Violation{}, false
 	}
 	first, rest, _ := strings.Cut(ev.EventMessage, "\n")
-	m := denyMessage.FindStringSubmatch(strings.TrimSpace(first))
+	m := denyMessage().FindStringSubmatch(strings.TrimSpace(first))
 	if m == nil {
 		return Violation{}, false
 	}
@@ -85,4 +90,19 @@ func ScanViolations(r io.Reader, f Filter, emit func(Violation)) error {
 		}
 	}
 	return sc.Err()
+}
+
+// Record turns a denial into an audit record of the run that caused it.
+func (v Violation) Record(tier, tag string) audit.Record {
+	return audit.Record{
+		Timestamp: v.Time.UTC().Format(time.RFC3339Nano),
+		Agent:     v.Process,
+		Kind:      audit.KindRefusal,
+		Operation: v.Operation,
+		Target:    v.Target,
+		Result:    audit.ResultBlocked,
+		Policy:    "seatbelt",
+		Tier:      tier,
+		Reason:    fmt.Sprintf("sandbox denial (pid %d, run %s)", v.PID, tag),
+	}
 }

@@ -66,3 +66,11 @@ func TestViolationWithoutTarget(t *testing.T) {
 		t.Fatalf("%+v %v", v, ok)
 	}
 }
+
+func TestViolationRecord(t *testing.T) {
+	v := Violation{Time: time.Date(2026, 1, 28, 10, 30, 5, 0, time.UTC), PID: 42, Process: "cat", Operation: "file-read-data", Target: "/Users/x/.ssh/id_rsa"}
+	r := v.Record("strict", "t1")
+	if r.Timestamp != "2026-01-28T10:30:05Z" || r.Result != "blocked" || r.Operation != "file-read-data" || r.Target != "/Users/x/.ssh/id_rsa" || r.Tier != "strict" || r.Agent != "cat" {
+		t.Errorf("record: %+v", r)
+	}
+}

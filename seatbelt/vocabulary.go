@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"sync"
 )
 
 // vocabularyJSON lists every operation, filter, modifier and bare constant
@@ -40,7 +41,7 @@ type vocabulary struct {
 	ops, exprs, consts, protos map[string]bool
 }
 
-var vocab = mustVocabulary(vocabularyJSON)
+var vocab = sync.OnceValue(func() *vocabulary { return mustVocabulary(vocabularyJSON) })
 
 func mustVocabulary(data []byte) *vocabulary {
 	v, err := decodeVocabulary(data)

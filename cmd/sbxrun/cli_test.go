@@ -19,7 +19,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	bin = filepath.Join(dir, "sbxrun")
-	if out, err := exec.Command("go", "build", "-tags", "seccomp,netgo,osusergo", "-ldflags", "-extldflags=-static", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-tags", "seccomp,urfave_cli_no_docs,netgo,osusergo", "-ldflags", "-extldflags=-static", "-o", bin, ".").CombinedOutput(); err != nil {
 		panic(string(out))
 	}
 	code := m.Run()

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/urfave/cli/v2"
@@ -30,14 +31,14 @@ func runtimeOf(c *cli.Context) *container.Runtime {
 	return &container.Runtime{Root: c.String("root")}
 }
 
-var idRE = regexp.MustCompile(`^[\w+.-]+$`)
+var idRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[\w+.-]+$`) })
 
 func containerID(c *cli.Context) (string, error) {
 	if c.NArg() != 1 {
 		return "", policy.Errorf(policy.CodeConfigInvalid, "%s takes exactly one container id", c.Command.Name)
 	}
 	id := c.Args().First()
-	if !idRE.MatchString(id) || id == "." || id == ".." {
+	if !idRE().MatchString(id) || id == "." || id == ".." {
 		return "", policy.Errorf(policy.CodeConfigInvalid, "invalid container id %q", id)
 	}
 	return id, nil
@@ -227,8 +228,10 @@ func containerGrants(c *cli.Context, id string) (*policy.Grants, error) {
 	return policy.Compile(tier, nil, host.Probe(host.Options{Rootless: os.Geteuid() != 0}), nil)
 }
 
-// initialOnly reports whether a (enforced) spec's annotations ask for
-// process_exec=deny.
+// initialOnly reports whether a spec enforced under a tier asks for
+// process_exec=deny. The exec annotation alone (no tier) is not honoured:
+// it is the tier's grants that decide, and an untiered spec's own seccomp
+// filter may not even allow the Landlock calls the shim needs.
 func initialOnly(annotations map[string]string) bool {
-	return annotations[specgen.AnnotationExec] == "initial-only"
+	return annotations[specgen.AnnotationTier] != "" && annotations[specgen.AnnotationExec] == "initial-only"
 }

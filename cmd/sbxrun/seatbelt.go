@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -22,7 +23,7 @@ func seatbeltCommand() *cli.Command {
 		ArgsUsage: "[-- COMMAND ARGS...]",
 		Flags:     append(compileFlags(), seatbeltFlags()...),
 		Action: func(c *cli.Context) error {
-			p, err := seatbeltProfile(c, "seatbelt")
+			p, _, err := seatbeltProfile(c, "seatbelt")
 			if err != nil {
 				return err
 			}
@@ -72,26 +73,27 @@ func seatbeltFlags() []cli.Flag {
 	}
 }
 
-func seatbeltProfile(c *cli.Context, op string) (*seatbelt.Profile, error) {
+func seatbeltProfile(c *cli.Context, op string) (*seatbelt.Profile, *policy.Grants, error) {
 	args := c.Args().Slice()
 	g, err := compileFromFlags(c, compileRequest{Operation: op, Target: "seatbelt", Args: args})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	project := c.String("project")
 	if project != "" {
 		if project, err = filepath.Abs(project); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	preset := seatbelt.Preset(c.String("preset"))
 	switch preset {
 	case seatbelt.PresetNone, seatbelt.PresetAgent, seatbelt.PresetCapture:
 	default:
-		return nil, policy.Errorf(policy.CodeConfigInvalid, "--preset must be agent or capture, not %q", preset)
+		return nil, nil, policy.Errorf(policy.CodeConfigInvalid, "--preset must be agent or capture, not %q", preset)
 	}
-	return seatbelt.Generate(g, seatbelt.Options{ProjectRoot: project, Home: homeDir(), TmpDir: os.TempDir(),
+	p, err := seatbelt.Generate(g, seatbelt.Options{ProjectRoot: project, Home: homeDir(), TmpDir: os.TempDir(),
 		Preset: preset, Tag: c.String("tag"), ProxyPort: c.Int("proxy-port"), Localhost: c.Bool("localhost")})
+	return p, g, err
 }
 
 func runSeatbeltLint(c *cli.Context) error {
@@ -127,7 +129,7 @@ func runSeatbeltRun(c *cli.Context) error {
 	if c.NArg() == 0 {
 		return policy.Errorf(policy.CodeConfigInvalid, "seatbelt run needs a command after --")
 	}
-	p, err := seatbeltProfile(c, "seatbelt-run")
+	p, g, err := seatbeltProfile(c, "seatbelt-run")
 	if err != nil {
 		return err
 	}
@@ -135,7 +137,28 @@ func runSeatbeltRun(c *cli.Context) error {
 	// Ctrl-C still stops it.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	// Denials are read from the macOS log by the run's tag and written to
+	// the audit log; a monitor that cannot start is reported, not fatal:
+	// the sandbox itself still applies.
+	mon, merr := seatbelt.StartMonitor(ctx, seatbelt.Filter{Tag: p.Tag})
+	if merr != nil && !errors.Is(merr, seatbelt.ErrUnsupported) {
+		fmt.Fprintf(os.Stderr, "sbxrun: warning: sandbox denials will not be audited: %v\n", merr)
+	}
 	err = seatbelt.Run(ctx, p, c.Args().Slice(), seatbelt.Stdio{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
+	if mon != nil {
+		// The log delivers late: give the last denials time to arrive.
+		time.Sleep(300 * time.Millisecond)
+		vs, dropped, _ := mon.Stop()
+		log := auditLog(c)
+		for _, v := range vs {
+			if _, aerr := log.Append(v.Record(g.Tier, p.Tag)); aerr != nil {
+				return aerr
+			}
+		}
+		if dropped > 0 {
+			fmt.Fprintf(os.Stderr, "sbxrun: warning: %d sandbox denials were not recorded\n", dropped)
+		}
+	}
 	var ee interface{ ExitCode() int }
 	if errors.As(err, &ee) && ee.ExitCode() > 0 {
 		return exitError{ee.ExitCode()}

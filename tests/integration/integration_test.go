@@ -63,7 +63,7 @@ func run(m *testing.M) int {
 	workDir = dir
 	rootfs, runcRoot = filepath.Join(dir, "rootfs"), filepath.Join(dir, "runc")
 	sbxrunBin = filepath.Join(dir, "sbxrun")
-	if out, err := exec.Command("go", "build", "-tags", "seccomp,netgo,osusergo", "-ldflags", "-extldflags=-static", "-o", sbxrunBin, "../../cmd/sbxrun").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-tags", "seccomp,urfave_cli_no_docs,netgo,osusergo", "-ldflags", "-extldflags=-static", "-o", sbxrunBin, "../../cmd/sbxrun").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building sbxrun: %v\n%s", err, out)
 		return 1
 	}

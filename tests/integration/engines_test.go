@@ -2,7 +2,6 @@ package integration
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -19,29 +18,7 @@ func engineRun(t *testing.T, env []string, timeout time.Duration, name string, a
 	t.Helper()
 	c := exec.Command(name, args...)
 	c.Env = append(os.Environ(), env...)
-	o, e := tempFile(t), tempFile(t)
-	c.Stdout, c.Stderr = o, e
-	if err := c.Start(); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- c.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(timeout):
-		c.Process.Kill()
-		<-done
-		t.Fatalf("%s %v timed out\nstdout: %s\nstderr: %s", name, args, readBack(o), readBack(e))
-	}
-	r := out{readBack(o), readBack(e), 0}
-	var xe *exec.ExitError
-	if errors.As(err, &xe) {
-		r.code = xe.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return runCmd(t, c, timeout)
 }
 
 // podman is podman with private storage, driving the sbxrun under test

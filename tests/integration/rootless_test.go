@@ -26,16 +26,7 @@ func asUser(t *testing.T, u *user.User, home string, args ...string) out {
 	c.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + home, "XDG_RUNTIME_DIR=" + filepath.Join(home, "run"),
 		"XDG_STATE_HOME=" + filepath.Join(home, "state"), "XDG_CONFIG_HOME=" + filepath.Join(home, "config")}
 	c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
-	o, e := tempFile(t), tempFile(t)
-	c.Stdout, c.Stderr = o, e
-	err := c.Run()
-	r := out{readBack(o), readBack(e), 0}
-	if xe, ok := err.(*exec.ExitError); ok {
-		r.code = xe.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return runCmd(t, c, 0)
 }
 
 func rootlessSetup(t *testing.T) (*user.User, string) {

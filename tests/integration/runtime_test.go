@@ -51,17 +51,40 @@ func (s *sbx) run(stdin string, args ...string) out {
 	s.t.Helper()
 	c := s.cmd(args...)
 	c.Stdin = strings.NewReader(stdin)
-	// Files, not pipes: a detached container inherits sbxrun's stdio, and
-	// a pipe would keep Wait waiting for EOF until the container exits.
-	o, e := tempFile(s.t), tempFile(s.t)
+	return runCmd(s.t, c, 0)
+}
+
+// runCmd runs c to completion (or kills it after timeout, if non-zero)
+// and returns its output and exit code. Output goes to files, not pipes: a
+// detached container inherits the runtime's stdio, and a pipe would keep
+// Wait waiting for EOF until the container exits.
+func runCmd(t *testing.T, c *exec.Cmd, timeout time.Duration) out {
+	t.Helper()
+	o, e := tempFile(t), tempFile(t)
 	c.Stdout, c.Stderr = o, e
-	err := c.Run()
+	if err := c.Start(); err != nil {
+		t.Fatalf("%s: %v", c.Path, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	var err error
+	if timeout == 0 {
+		err = <-done
+	} else {
+		select {
+		case err = <-done:
+		case <-time.After(timeout):
+			c.Process.Kill()
+			<-done
+			t.Fatalf("%v timed out\nstdout: %s\nstderr: %s", c.Args, readBack(o), readBack(e))
+		}
+	}
 	r := out{readBack(o), readBack(e), 0}
 	var xe *exec.ExitError
 	if errors.As(err, &xe) {
 		r.code = xe.ExitCode()
 	} else if err != nil {
-		s.t.Fatal(err)
+		t.Fatal(err)
 	}
 	return r
 }

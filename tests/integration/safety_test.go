@@ -18,16 +18,7 @@ func (s *sbx) runWithFiles(files []*os.File, args ...string) out {
 	s.t.Helper()
 	c := s.cmd(args...)
 	c.ExtraFiles = files
-	o, e := tempFile(s.t), tempFile(s.t)
-	c.Stdout, c.Stderr = o, e
-	err := c.Run()
-	r := out{readBack(o), readBack(e), 0}
-	if xe, ok := err.(*exec.ExitError); ok {
-		r.code = xe.ExitCode()
-	} else if err != nil {
-		s.t.Fatal(err)
-	}
-	return r
+	return runCmd(s.t, c, 0)
 }
 
 // TestNoHostFdLeaks: an fd sbxrun inherits reaches the container only

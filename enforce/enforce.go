@@ -230,6 +230,15 @@ func (e *enforcer) namespaces() {
 			e.refuse(fmt.Sprintf("$.linux.namespaces[%d].path", i), "joining the existing %s namespace %s is not allowed by tier %s", want.Type, inNS[i].Path, e.g.Tier)
 		}
 	}
+	// Where the tier allows the host's network or IPC namespace, what the
+	// engine asked for (a namespace of its own, or one it set up and joins)
+	// is never more than that, so it is kept as given; dropping it would
+	// silently widen the container to the host's.
+	for _, ns := range inNS {
+		if (ns.Type == specs.NetworkNamespace && e.g.Isolate.HostNetwork) || (ns.Type == specs.IPCNamespace && e.g.Isolate.HostIPC) {
+			e.out.Linux.Namespaces = append(e.out.Linux.Namespaces, ns)
+		}
+	}
 	// A user namespace the engine asked for (rootless podman) is kept with
 	// its mappings, unless they map to host root.
 	if i, ok := has[specs.UserNamespace]; ok && e.in.Linux != nil {
@@ -327,15 +336,30 @@ func (e *enforcer) bind(p string, m specs.Mount, dst string, forbidden []string)
 	e.out.Mounts = append(e.out.Mounts, specs.Mount{Destination: dst, Type: "bind", Source: m.Source, Options: opts})
 }
 
-// namespacedSysctl reports whether a sysctl only affects a namespace the
-// sandbox owns (net.* with its own netns; IPC limits with its own ipc ns).
+// namespacedSysctl reports whether a sysctl only affects a namespace that
+// is not the host's (net.* with a network namespace, IPC limits with an IPC
+// namespace, whether new or set up by the engine and joined by path).
 func namespacedSysctl(key string, s *specs.Spec) bool {
 	switch {
 	case strings.HasPrefix(key, "net."):
-		return hasNamespace(s, specs.NetworkNamespace)
+		return notHostNamespace(s, specs.NetworkNamespace, "net")
 	case strings.HasPrefix(key, "fs.mqueue.") || key == "kernel.msgmax" || key == "kernel.msgmnb" || key == "kernel.msgmni" ||
 		key == "kernel.sem" || key == "kernel.shmall" || key == "kernel.shmmax" || key == "kernel.shmmni" || key == "kernel.shm_rmid_forced":
-		return hasNamespace(s, specs.IPCNamespace)
+		return notHostNamespace(s, specs.IPCNamespace, "ipc")
+	}
+	return false
+}
+
+// notHostNamespace: the spec has a namespace of type t that is not the
+// host init process's own (/proc/1/ns/NAME).
+func notHostNamespace(s *specs.Spec, t specs.LinuxNamespaceType, name string) bool {
+	if s.Linux == nil {
+		return false
+	}
+	for _, ns := range s.Linux.Namespaces {
+		if ns.Type == t && ns.Path != "/proc/1/ns/"+name && ns.Path != "/proc/self/ns/"+name {
+			return true
+		}
 	}
 	return false
 }

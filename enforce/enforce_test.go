@@ -219,3 +219,23 @@ func TestLoadRuntimeConfig(t *testing.T) {
 		t.Errorf("good file: %+v %v", c, err)
 	}
 }
+
+// Under permissive (host network allowed) the engine's own network
+// namespace is kept: enforcement never widens a container to the host's.
+func TestEnforceKeepsEngineNetworkWhereHostIsAllowed(t *testing.T) {
+	g := grants(t, "permissive")
+	res, err := Enforce(engineSpec(), g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := false
+	for _, ns := range res.Spec.Linux.Namespaces {
+		joined = joined || (ns.Type == specs.NetworkNamespace && ns.Path == "/run/netns/cni-1")
+	}
+	if !joined {
+		t.Errorf("engine network namespace dropped: %+v", res.Spec.Linux.Namespaces)
+	}
+	if vs := Lint(res.Spec, g); len(vs) != 0 {
+		t.Errorf("lint:\n%s", codes(vs))
+	}
+}

@@ -199,7 +199,8 @@ func (l *linter) namespaces() {
 		nss = l.s.Linux.Namespaces
 	}
 	for i, ns := range nss {
-		if ns.Path != "" {
+		hostAllowed := (ns.Type == specs.NetworkNamespace && l.g.Isolate.HostNetwork) || (ns.Type == specs.IPCNamespace && l.g.Isolate.HostIPC)
+		if ns.Path != "" && !hostAllowed {
 			l.add(VNamespaceShared, fmt.Sprintf("$.linux.namespaces[%d].path", i), "joins the existing %s namespace %s; tier %s requires a new one", ns.Type, ns.Path, l.g.Tier)
 		}
 	}

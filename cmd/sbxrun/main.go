@@ -1,7 +1,7 @@
-// Command sbxrun is a sandbox policy compiler, spec linter and (in later
-// work) OCI runtime. Each verb lives in its own file; this file holds the
-// global flags, the paths they resolve to, and the single place where an
-// error is printed.
+// Command sbxrun is an OCI runtime that enforces sandbox tiers, a policy
+// compiler and spec linter, and a seatbelt profile generator. Each verb
+// lives in its own file; this file holds the global flags, the paths they
+// resolve to, and the single place where an error is printed.
 package main
 
 import (
@@ -48,7 +48,7 @@ func main() {
 func newApp() *cli.App {
 	app := &cli.App{
 		Name:    "sbxrun",
-		Usage:   "compile sandbox tiers into OCI specs, lint specs against tiers, and audit every decision",
+		Usage:   "an OCI runtime that enforces sandbox tiers; compiles tiers into OCI specs and seatbelt profiles, lints specs, audits every decision",
 		Version: version,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "root", Usage: "runtime state directory", Value: defaultRoot(), EnvVars: []string{"SBXRUN_ROOT"}},

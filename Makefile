@@ -46,6 +46,8 @@ fuzz: ## fuzz each target for FUZZTIME (default 60s)
 	$(GO) test -run XXX -fuzz FuzzConfig -fuzztime $${FUZZTIME:-60s} ./policy
 	$(GO) test -run XXX -fuzz FuzzDecode -fuzztime $${FUZZTIME:-60s} ./profiles
 	$(GO) test -run XXX -fuzz FuzzParseAnnotations -fuzztime $${FUZZTIME:-60s} ./enforce
+	$(GO) test -run XXX -fuzz FuzzReader -fuzztime $${FUZZTIME:-60s} ./seatbelt
+	$(GO) test -tags $(TAGS) -run XXX -fuzz FuzzHookState -fuzztime $${FUZZTIME:-60s} ./hooks
 
 golden: ## rewrite golden files and artifacts after an intended change
 	$(GO) test -tags $(TAGS) -count=1 ./specgen -update

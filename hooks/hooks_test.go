@@ -25,3 +25,20 @@ func TestReadStateAndRecord(t *testing.T) {
 		}
 	}
 }
+
+func FuzzHookState(f *testing.F) {
+	f.Add([]byte(`{"ociVersion":"1.2.0","id":"c1","status":"stopped","pid":0,"bundle":"/b"}`))
+	f.Add([]byte(`{}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		st, err := ReadState(strings.NewReader(string(data)))
+		if err != nil {
+			if policy.CodeOf(err) != policy.CodeSpecInvalid {
+				t.Fatalf("error without SANDBOX_SPEC_INVALID: %v", err)
+			}
+			return
+		}
+		if _, err := Record("poststop", st); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

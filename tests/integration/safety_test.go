@@ -2,6 +2,7 @@ package integration
 
 import (
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -235,16 +236,29 @@ func TestDeleteForceAfterKilledCreate(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	c.Process.Kill()
 	c.Wait()
-	cgroups, _ := filepath.Glob("/sys/fs/cgroup/*/k9")
-	nested, _ := filepath.Glob("/sys/fs/cgroup/*/*/*/k9")
-	if len(cgroups)+len(nested) == 0 {
-		t.Log("no cgroup was created before the kill")
+	// The create journal says where the cgroups are; they must exist now
+	// (the kill came after libcontainer made them) and be gone after delete.
+	var j struct {
+		CgroupPaths map[string]string `json:"cgroup_paths"`
+	}
+	data, err := os.ReadFile(filepath.Join(s.root, ".create-k9.json"))
+	if err != nil || json.Unmarshal(data, &j) != nil {
+		t.Fatalf("create journal: %v %s", err, data)
+	}
+	existing := 0
+	for _, p := range j.CgroupPaths {
+		if _, err := os.Stat(p); err == nil {
+			existing++
+		}
+	}
+	if existing == 0 {
+		t.Fatalf("no cgroup existed after the killed create: %v", j.CgroupPaths)
 	}
 	s.must("delete", "--force", "k9")
 	if _, err := os.Stat(filepath.Join(s.root, "k9")); !os.IsNotExist(err) {
 		t.Error("state dir left behind")
 	}
-	for _, p := range append(cgroups, nested...) {
+	for _, p := range j.CgroupPaths {
 		if _, err := os.Stat(p); !os.IsNotExist(err) {
 			t.Errorf("cgroup %s left behind", p)
 		}

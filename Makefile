@@ -38,7 +38,7 @@ lint: ## gofmt must be clean, go vet must pass
 	$(GO) vet -tags $(TAGS) ./...
 
 bench: build ## compile benchmarks, `sbxrun spec` time, container start and seccomp overhead vs runc/bwrap (root)
-	$(GO) test -tags $(TAGS) -run XXX -bench . -benchmem ./policy ./specgen
+	$(GO) test -tags $(TAGS) -run XXX -bench . -benchmem ./policy ./specgen ./enforce
 	hack/bench-spec.sh bin/sbxrun
 	hack/bench.sh bin/sbxrun
 

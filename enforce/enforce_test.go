@@ -8,6 +8,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/sbxrun/sbxrun/host"
 	"github.com/sbxrun/sbxrun/policy"
 )
 
@@ -237,5 +238,17 @@ func TestEnforceKeepsEngineNetworkWhereHostIsAllowed(t *testing.T) {
 	}
 	if vs := Lint(res.Spec, g); len(vs) != 0 {
 		t.Errorf("lint:\n%s", codes(vs))
+	}
+}
+
+func BenchmarkEnforce(b *testing.B) {
+	g, err := policy.Compile("strict", nil, policy.ReferenceFacts("amd64", host.Syscalls()), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < b.N; i++ {
+		if _, err := Enforce(engineSpec(), g); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

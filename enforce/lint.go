@@ -57,11 +57,13 @@ const (
 	VDevice           = "LINT_DEVICE"
 	VSysctl           = "LINT_SYSCTL"
 	VHook             = "LINT_HOOK"
+	VReference        = "LINT_REFERENCE_UNAVAILABLE"
 )
 
 type linter struct {
 	s   *specs.Spec
 	g   *policy.Grants
+	ref *specs.Spec // the tier's own spec, what compliant fields look like
 	out []Violation
 }
 
@@ -72,7 +74,12 @@ func (l *linter) add(code, path, format string, args ...any) {
 // Lint returns every violation of g by s, in a stable order (by JSON path,
 // then code).
 func Lint(s *specs.Spec, g *policy.Grants) []Violation {
-	l := &linter{s: s, g: g}
+	ref, err := specgen.Generate(g, specgen.Options{})
+	if err != nil {
+		// Without the tier's own spec nothing can be compared: fail closed.
+		return []Violation{{Code: VReference, Path: "$", Msg: fmt.Sprintf("tier %s cannot be compiled here: %v", g.Tier, err)}}
+	}
+	l := &linter{s: s, g: g, ref: ref}
 	l.process()
 	l.root()
 	l.namespaces()
@@ -232,16 +239,13 @@ func (l *linter) seccomp() {
 	default:
 		l.add(VSeccompDefault, "$.linux.seccomp.defaultAction", "%s lets every unlisted syscall run; tier %s is an allowlist", sc.DefaultAction, l.g.Tier)
 	}
-	ref, err := specgen.Seccomp(l.g)
-	if err == nil {
-		okArch := map[specs.Arch]bool{}
-		for _, a := range ref.Architectures {
-			okArch[a] = true
-		}
-		for i, a := range sc.Architectures {
-			if !okArch[a] {
-				l.add(VSeccompArch, fmt.Sprintf("$.linux.seccomp.architectures[%d]", i), "%s is not allowed by tier %s", a, l.g.Tier)
-			}
+	okArch := map[specs.Arch]bool{}
+	for _, a := range l.ref.Linux.Seccomp.Architectures {
+		okArch[a] = true
+	}
+	for i, a := range sc.Architectures {
+		if !okArch[a] {
+			l.add(VSeccompArch, fmt.Sprintf("$.linux.seccomp.architectures[%d]", i), "%s is not allowed by tier %s", a, l.g.Tier)
 		}
 	}
 	for i, f := range sc.Flags {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/sbxrun/sbxrun/policy"
 	"github.com/sbxrun/sbxrun/profiles"
-	"github.com/sbxrun/sbxrun/specgen"
 )
 
 func hasOpt(opts []string, names ...string) bool {
@@ -40,10 +39,7 @@ func sameMount(a, b specs.Mount) bool {
 }
 
 func (l *linter) mounts() {
-	var expected []specs.Mount
-	if ref, err := specgen.Generate(l.g, specgen.Options{}); err == nil {
-		expected = ref.Mounts
-	}
+	expected := l.ref.Mounts
 	forbidden := profiles.Builtin().Paths.ForbiddenSources
 	for i, m := range l.s.Mounts {
 		known := false

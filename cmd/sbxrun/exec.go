@@ -41,15 +41,15 @@ func runExec(c *cli.Context) error {
 		return policy.Errorf(policy.CodeConfigInvalid, "exec takes a container id")
 	}
 	id := c.Args().First()
-	p, err := execProcess(c, id)
-	if err != nil {
-		return err
-	}
 	st, err := runtimeOf(c).State(id)
 	if err != nil {
 		return err
 	}
-	g, err := containerGrants(c, id)
+	p, err := execProcess(c, st)
+	if err != nil {
+		return err
+	}
+	g, err := containerGrants(st)
 	if err != nil {
 		return err
 	}
@@ -81,7 +81,7 @@ func runExec(c *cli.Context) error {
 
 // execProcess builds the process: from --process, or from the bundle's
 // process with the command line's args and overrides (runc's semantics).
-func execProcess(c *cli.Context, id string) (*specs.Process, error) {
+func execProcess(c *cli.Context, st *container.State) (*specs.Process, error) {
 	if f := c.String("process"); f != "" {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -95,10 +95,6 @@ func execProcess(c *cli.Context, id string) (*specs.Process, error) {
 	}
 	if c.NArg() < 2 {
 		return nil, policy.Errorf(policy.CodeConfigInvalid, "exec needs a command or --process")
-	}
-	st, err := runtimeOf(c).State(id)
-	if err != nil {
-		return nil, err
 	}
 	data, err := os.ReadFile(filepath.Join(st.Bundle, "config.json"))
 	if err != nil {

@@ -214,13 +214,9 @@ func warnUnenforced(list []string) {
 	}
 }
 
-// containerGrants compiles the tier a running container was created under
-// (from its state's annotations), or nil if it has none.
-func containerGrants(c *cli.Context, id string) (*policy.Grants, error) {
-	st, err := runtimeOf(c).State(id)
-	if err != nil {
-		return nil, err
-	}
+// containerGrants compiles the tier a container was created under (from
+// its state's annotations), or nil if it has none.
+func containerGrants(st *container.State) (*policy.Grants, error) {
 	tier := st.Annotations[specgen.AnnotationTier]
 	if tier == "" {
 		return nil, nil

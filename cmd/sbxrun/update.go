@@ -67,7 +67,11 @@ func runUpdate(c *cli.Context) error {
 		res.Pids = &specs.LinuxPids{Limit: &v}
 	}
 	// A sandboxed container may not be given more than its tier allows.
-	g, err := containerGrants(c, id)
+	st, err := runtimeOf(c).State(id)
+	if err != nil {
+		return err
+	}
+	g, err := containerGrants(st)
 	if err != nil {
 		return err
 	}

@@ -27,7 +27,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sbxrun/sbxrun/policy"
+	"github.com/sbxrun/sbxrun/errcode"
 )
 
 // Version is the record schema version.
@@ -173,12 +173,12 @@ func lastRecord(f *os.File) (*Record, error) {
 		tail = append(buf, tail...)
 	}
 	if tail[len(tail)-1] != '\n' {
-		return nil, policy.Errorf(policy.CodeAuditTampered, "audit log %s ends in a partial record; run `sbxrun log --verify`", f.Name())
+		return nil, errcode.Errorf(errcode.AuditTampered, "audit log %s ends in a partial record; run `sbxrun log --verify`", f.Name())
 	}
 	lines := bytes.Split(bytes.TrimSuffix(tail, []byte{'\n'}), []byte{'\n'})
 	var r Record
 	if err := json.Unmarshal(lines[len(lines)-1], &r); err != nil {
-		return nil, policy.Errorf(policy.CodeAuditTampered, "audit log %s: last record unreadable: %v", f.Name(), err)
+		return nil, errcode.Errorf(errcode.AuditTampered, "audit log %s: last record unreadable: %v", f.Name(), err)
 	}
 	return &r, nil
 }
@@ -199,7 +199,7 @@ func ReadAll(r io.Reader) ([]Record, error) {
 		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&rec); err != nil {
-			return nil, policy.Errorf(policy.CodeAuditTampered, "line %d: not a valid record: %v", n, err)
+			return nil, errcode.Errorf(errcode.AuditTampered, "line %d: not a valid record: %v", n, err)
 		}
 		out = append(out, rec)
 	}
@@ -218,7 +218,7 @@ func Verify(r io.Reader) (Summary, error) {
 		return Summary{}, fmt.Errorf("reading audit log: %w", err)
 	}
 	if len(data) > 0 && data[len(data)-1] != '\n' {
-		return Summary{}, policy.Errorf(policy.CodeAuditTampered, "the log ends in a partial record")
+		return Summary{}, errcode.Errorf(errcode.AuditTampered, "the log ends in a partial record")
 	}
 	recs, err := ReadAll(bytes.NewReader(data))
 	if err != nil {
@@ -229,18 +229,18 @@ func Verify(r io.Reader) (Summary, error) {
 		line := i + 1
 		switch {
 		case rec.V != Version:
-			return Summary{}, policy.Errorf(policy.CodeAuditTampered, "line %d: record version %d, want %d", line, rec.V, Version)
+			return Summary{}, errcode.Errorf(errcode.AuditTampered, "line %d: record version %d, want %d", line, rec.V, Version)
 		case rec.Seq != uint64(line):
-			return Summary{}, policy.Errorf(policy.CodeAuditTampered, "line %d: sequence %d, want %d (a record was removed or inserted)", line, rec.Seq, line)
+			return Summary{}, errcode.Errorf(errcode.AuditTampered, "line %d: sequence %d, want %d (a record was removed or inserted)", line, rec.Seq, line)
 		case rec.Prev != prev:
-			return Summary{}, policy.Errorf(policy.CodeAuditTampered, "line %d: chain broken (prev hash does not match line %d)", line, line-1)
+			return Summary{}, errcode.Errorf(errcode.AuditTampered, "line %d: chain broken (prev hash does not match line %d)", line, line-1)
 		}
 		want, err := hashOf(rec)
 		if err != nil {
 			return Summary{}, err
 		}
 		if want != rec.Hash {
-			return Summary{}, policy.Errorf(policy.CodeAuditTampered, "line %d: record was modified (hash mismatch)", line)
+			return Summary{}, errcode.Errorf(errcode.AuditTampered, "line %d: record was modified (hash mismatch)", line)
 		}
 		prev = rec.Hash
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sbxrun/sbxrun/policy"
+	"github.com/sbxrun/sbxrun/errcode"
 )
 
 func TestAppendVerify(t *testing.T) {
@@ -84,11 +84,11 @@ func TestVerifyDetectsTampering(t *testing.T) {
 		"unknown": func(l []string) []string { l[0] = strings.Replace(l[0], `"v":1`, `"v":1,"x":2`, 1); return l },
 	}
 	for name, f := range cases {
-		if err := tamper(t, lines, f); policy.CodeOf(err) != policy.CodeAuditTampered {
+		if err := tamper(t, lines, f); errcode.Of(err) != errcode.AuditTampered {
 			t.Errorf("%s: Verify = %v, want SANDBOX_AUDIT_TAMPERED", name, err)
 		}
 	}
-	if _, err := Verify(strings.NewReader(string(data[:len(data)-5]))); policy.CodeOf(err) != policy.CodeAuditTampered {
+	if _, err := Verify(strings.NewReader(string(data[:len(data)-5]))); errcode.Of(err) != errcode.AuditTampered {
 		t.Errorf("torn tail not detected: %v", err)
 	}
 }

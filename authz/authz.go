@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sbxrun/sbxrun/errcode"
 	"github.com/sbxrun/sbxrun/policy"
 	"github.com/sbxrun/sbxrun/profiles"
 )
@@ -54,7 +55,7 @@ var connectorRE = sync.OnceValue(func() *regexp.Regexp {
 // CheckConnector validates a connector id.
 func CheckConnector(id string) error {
 	if !connectorRE().MatchString(id) {
-		return policy.Errorf(policy.CodeConfigInvalid, "connector id %q: want 1-128 of [A-Za-z0-9._:@-], starting with a letter or digit", id)
+		return errcode.Errorf(errcode.ConfigInvalid, "connector id %q: want 1-128 of [A-Za-z0-9._:@-], starting with a letter or digit", id)
 	}
 	return nil
 }
@@ -121,7 +122,7 @@ func (b *Bindings) Bind(connector, tierName string, authorize func() (*policy.Au
 	}
 	to, ok := profiles.Lookup(tierName)
 	if !ok {
-		return tr, nil, policy.Errorf(policy.CodeProfileUnknown, "unknown tier %q (one of %v)", tierName, profiles.Builtin().Names())
+		return tr, nil, errcode.Errorf(errcode.ProfileUnknown, "unknown tier %q (one of %v)", tierName, profiles.Builtin().Names())
 	}
 	tr.ToLevel = to.Level
 	var auth *policy.Authorization
@@ -134,7 +135,7 @@ func (b *Bindings) Bind(connector, tierName string, authorize func() (*policy.Au
 		if cur, ok := f.Bindings[connector]; ok {
 			tr.From, tr.FromLevel = cur.Tier, cur.Level
 			if from, ok = profiles.Lookup(cur.Tier); !ok {
-				return policy.Errorf(policy.CodeCompileError, "connector %s is bound to unknown tier %q; rebinding needs an override", connector, cur.Tier)
+				return errcode.Errorf(errcode.CompileError, "connector %s is bound to unknown tier %q; rebinding needs an override", connector, cur.Tier)
 			}
 		}
 		tr.Kind = Classify(from, to)
@@ -159,7 +160,7 @@ func (b *Bindings) Bind(connector, tierName string, authorize func() (*policy.Au
 }
 
 func downgrade(tr Transition) error {
-	return policy.Errorf(policy.CodeDowngradeBlocked, "connector %s is bound to %s (level %d); moving to the less restrictive %s (level %d) needs an override token",
+	return errcode.Errorf(errcode.DowngradeBlocked, "connector %s is bound to %s (level %d); moving to the less restrictive %s (level %d) needs an override token",
 		tr.Connector, tr.From, tr.FromLevel, tr.To, tr.ToLevel)
 }
 
@@ -173,7 +174,7 @@ func (b *Bindings) read() (*bindingsFile, error) {
 		return nil, fmt.Errorf("reading bindings: %w", err)
 	}
 	if err := decodeStrict(data, f); err != nil {
-		return nil, policy.Errorf(policy.CodeCompileError, "bindings file is corrupt: %v", err)
+		return nil, errcode.Errorf(errcode.CompileError, "bindings file is corrupt: %v", err)
 	}
 	if f.Bindings == nil {
 		f.Bindings = map[string]Binding{}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sbxrun/sbxrun/errcode"
 	"github.com/sbxrun/sbxrun/policy"
 )
 
@@ -16,18 +17,18 @@ func TestBindTransitions(t *testing.T) {
 	b := OpenBindings(t.TempDir())
 	steps := []struct {
 		tier, kind string
-		code       policy.Code
+		code       errcode.Code
 	}{
 		{"moderate", "initial", ""},
 		{"moderate", "same", ""},
 		{"strict", "tighten", ""},
-		{"permissive", "loosen", policy.CodeDowngradeBlocked},
-		{"strict_plus", "loosen", policy.CodeDowngradeBlocked},
-		{"lax", "", policy.CodeProfileUnknown},
+		{"permissive", "loosen", errcode.DowngradeBlocked},
+		{"strict_plus", "loosen", errcode.DowngradeBlocked},
+		{"lax", "", errcode.ProfileUnknown},
 	}
 	for _, s := range steps {
 		tr, _, err := b.Bind("agent-1", s.tier, noAuth)
-		if policy.CodeOf(err) != s.code && !(s.code == "" && err == nil) {
+		if errcode.Of(err) != s.code && !(s.code == "" && err == nil) {
 			t.Fatalf("bind %s: err %v, want %s", s.tier, err, s.code)
 		}
 		if s.kind != "" && tr.Kind != s.kind {
@@ -38,7 +39,7 @@ func TestBindTransitions(t *testing.T) {
 	if err != nil || !ok || cur.Tier != "strict" {
 		t.Errorf("binding after refusals = %+v %v %v, want strict", cur, ok, err)
 	}
-	if _, _, err := b.Bind("bad id!", "strict", noAuth); policy.CodeOf(err) != policy.CodeConfigInvalid {
+	if _, _, err := b.Bind("bad id!", "strict", noAuth); errcode.Of(err) != errcode.ConfigInvalid {
 		t.Errorf("bad connector id: %v", err)
 	}
 }
@@ -60,13 +61,13 @@ func TestOverrideTokenAuthorizesOnce(t *testing.T) {
 		t.Fatalf("authorized loosen: %+v %v %v", tr, auth, err)
 	}
 	b.Bind("a", "strict", noAuth)
-	if _, _, err := b.Bind("a", "permissive", use); policy.CodeOf(err) != policy.CodeOverrideInvalid {
+	if _, _, err := b.Bind("a", "permissive", use); errcode.Of(err) != errcode.OverrideInvalid {
 		t.Errorf("second use of a single-use token: %v", err)
 	}
-	if _, err := o.Use(tok[:len(tok)-1] + "A"); policy.CodeOf(err) != policy.CodeOverrideInvalid {
+	if _, err := o.Use(tok[:len(tok)-1] + "A"); errcode.Of(err) != errcode.OverrideInvalid {
 		t.Errorf("wrong token accepted: %v", err)
 	}
-	if _, err := o.Use("hunter2"); policy.CodeOf(err) != policy.CodeOverrideInvalid {
+	if _, err := o.Use("hunter2"); errcode.Of(err) != errcode.OverrideInvalid {
 		t.Errorf("malformed token accepted: %v", err)
 	}
 }
@@ -79,18 +80,18 @@ func TestOverrideExpiresAndStoreTrust(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.now = func() time.Time { return time.Now().Add(2 * time.Hour) }
-	if _, err := o.Use(tok); policy.CodeOf(err) != policy.CodeOverrideInvalid {
+	if _, err := o.Use(tok); errcode.Of(err) != errcode.OverrideInvalid {
 		t.Errorf("expired token accepted: %v", err)
 	}
 	o.now = time.Now
 	if err := os.Chmod(filepath.Join(dir, "override-tokens.json"), 0o666); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := o.Use(tok); policy.CodeOf(err) != policy.CodeOverrideInvalid {
+	if _, err := o.Use(tok); errcode.Of(err) != errcode.OverrideInvalid {
 		t.Errorf("world-writable store trusted: %v", err)
 	}
 	os.Chmod(filepath.Join(dir, "override-tokens.json"), 0o600)
-	if _, err := OpenOverrides(dir, os.Geteuid()+1).Use(tok); policy.CodeOf(err) != policy.CodeOverrideInvalid {
+	if _, err := OpenOverrides(dir, os.Geteuid()+1).Use(tok); errcode.Of(err) != errcode.OverrideInvalid {
 		t.Errorf("store owned by another uid trusted: %v", err)
 	}
 	if _, err := o.Use(tok); err != nil {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sbxrun/sbxrun/errcode"
 	"github.com/sbxrun/sbxrun/policy"
 )
 
@@ -53,13 +54,13 @@ func (o *Overrides) path() string { return filepath.Join(o.Dir, "override-tokens
 // the token. It is shown once: nothing can recover it later.
 func (o *Overrides) Create(label string, ttl time.Duration, uses int) (string, error) {
 	if label == "" || len(label) > 200 || strings.ContainsAny(label, "\n\r\x00") {
-		return "", policy.Errorf(policy.CodeConfigInvalid, "override label must be 1-200 characters on one line")
+		return "", errcode.Errorf(errcode.ConfigInvalid, "override label must be 1-200 characters on one line")
 	}
 	if ttl <= 0 || ttl > 30*24*time.Hour {
-		return "", policy.Errorf(policy.CodeConfigInvalid, "override ttl must be between 1s and 720h")
+		return "", errcode.Errorf(errcode.ConfigInvalid, "override ttl must be between 1s and 720h")
 	}
 	if uses < 1 || uses > 1000 {
-		return "", policy.Errorf(policy.CodeConfigInvalid, "override uses must be 1-1000")
+		return "", errcode.Errorf(errcode.ConfigInvalid, "override uses must be 1-1000")
 	}
 	idb, secret := make([]byte, 4), make([]byte, 32)
 	if _, err := rand.Read(idb); err != nil {
@@ -95,7 +96,7 @@ func (o *Overrides) Create(label string, ttl time.Duration, uses int) (string, e
 func (o *Overrides) Use(token string) (*policy.Authorization, error) {
 	id, ok := tokenID(token)
 	if !ok {
-		return nil, policy.Errorf(policy.CodeOverrideInvalid, "override token is malformed")
+		return nil, errcode.Errorf(errcode.OverrideInvalid, "override token is malformed")
 	}
 	if err := o.trusted(); err != nil {
 		return nil, err
@@ -115,16 +116,16 @@ func (o *Overrides) Use(token string) (*policy.Authorization, error) {
 			}
 			exp, err := time.Parse(time.RFC3339, t.Expires)
 			if err != nil || !now.Before(exp) {
-				return policy.Errorf(policy.CodeOverrideInvalid, "override token %s (%s) has expired", t.ID, t.Label)
+				return errcode.Errorf(errcode.OverrideInvalid, "override token %s (%s) has expired", t.ID, t.Label)
 			}
 			if t.UsesLeft < 1 {
-				return policy.Errorf(policy.CodeOverrideInvalid, "override token %s (%s) is used up", t.ID, t.Label)
+				return errcode.Errorf(errcode.OverrideInvalid, "override token %s (%s) is used up", t.ID, t.Label)
 			}
 			f.Tokens[i].UsesLeft--
 			auth = &policy.Authorization{Label: t.Label + " (token " + t.ID + ")"}
 			return writeJSONAtomic(o.path(), f, 0o600)
 		}
-		return policy.Errorf(policy.CodeOverrideInvalid, "override token is not known to this host")
+		return errcode.Errorf(errcode.OverrideInvalid, "override token is not known to this host")
 	})
 	return auth, err
 }
@@ -154,7 +155,7 @@ func (o *Overrides) read() (*tokensFile, error) {
 		return nil, fmt.Errorf("reading override tokens: %w", err)
 	}
 	if err := decodeStrict(data, f); err != nil {
-		return nil, policy.Errorf(policy.CodeOverrideInvalid, "override token store is corrupt: %v", err)
+		return nil, errcode.Errorf(errcode.OverrideInvalid, "override token store is corrupt: %v", err)
 	}
 	return f, nil
 }

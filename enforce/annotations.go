@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/sbxrun/sbxrun/authz"
-	"github.com/sbxrun/sbxrun/policy"
+	"github.com/sbxrun/sbxrun/errcode"
 	"github.com/sbxrun/sbxrun/profiles"
 	"github.com/sbxrun/sbxrun/specgen"
 )
@@ -22,14 +22,14 @@ func ParseAnnotations(a map[string]string) (Selection, error) {
 	var s Selection
 	if v, ok := a[specgen.AnnotationTier]; ok {
 		if _, known := profiles.Lookup(v); !known {
-			return s, policy.Errorf(policy.CodeProfileUnknown, "annotation %s=%q is not a tier (one of %s)",
+			return s, errcode.Errorf(errcode.ProfileUnknown, "annotation %s=%q is not a tier (one of %s)",
 				specgen.AnnotationTier, v, strings.Join(profiles.Builtin().Names(), ", "))
 		}
 		s.Tier = v
 	}
 	if v, ok := a[specgen.AnnotationConnector]; ok {
 		if err := authz.CheckConnector(v); err != nil {
-			return s, policy.Errorf(policy.CodeConfigInvalid, "annotation %s: %v", specgen.AnnotationConnector, err)
+			return s, errcode.Errorf(errcode.ConfigInvalid, "annotation %s: %v", specgen.AnnotationConnector, err)
 		}
 		s.Connector = v
 	}

@@ -8,6 +8,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/sbxrun/sbxrun/errcode"
 	"github.com/sbxrun/sbxrun/policy"
 	"github.com/sbxrun/sbxrun/profiles"
 	"github.com/sbxrun/sbxrun/specgen"
@@ -58,7 +59,7 @@ func (e *enforcer) refuse(path, format string, args ...any) {
 // closed instead of running.
 func Enforce(in *specs.Spec, g *policy.Grants) (*Result, error) {
 	if in == nil || in.Process == nil || in.Root == nil {
-		return nil, policy.Errorf(policy.CodeSpecInvalid, "spec has no process or root")
+		return nil, errcode.Errorf(errcode.SpecInvalid, "spec has no process or root")
 	}
 	ref, err := specgen.Generate(g, specgen.Options{RootPath: in.Root.Path})
 	if err != nil {
@@ -86,7 +87,7 @@ func noncompliant(g *policy.Grants, vs []Violation) error {
 	for i, v := range vs {
 		d[i] = v.String()
 	}
-	return &policy.Error{Code: policy.CodeSpecNoncompliant,
+	return &errcode.Error{Code: errcode.SpecNoncompliant,
 		Msg:     fmt.Sprintf("spec cannot be made to comply with tier %s", g.Tier),
 		Details: d}
 }

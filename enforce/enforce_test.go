@@ -8,6 +8,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/sbxrun/sbxrun/errcode"
 	"github.com/sbxrun/sbxrun/host"
 	"github.com/sbxrun/sbxrun/policy"
 )
@@ -131,7 +132,7 @@ func TestEnforceRefusals(t *testing.T) {
 			s := engineSpec()
 			tc.mutate(s)
 			_, err := Enforce(s, g)
-			if policy.CodeOf(err) != policy.CodeSpecNoncompliant || !strings.Contains(err.Error(), tc.path) || !strings.Contains(err.Error(), "strict") {
+			if errcode.Of(err) != errcode.SpecNoncompliant || !strings.Contains(err.Error(), tc.path) || !strings.Contains(err.Error(), "strict") {
 				t.Errorf("got %v, want a refusal at %s", err, tc.path)
 			}
 		})
@@ -209,9 +210,9 @@ func TestLoadRuntimeConfig(t *testing.T) {
 	if c, err := LoadRuntimeConfig(d); err != nil || c.DefaultTier != "" {
 		t.Errorf("missing file: %+v %v", c, err)
 	}
-	for body, code := range map[string]policy.Code{"default_tier: lax\n": policy.CodeProfileUnknown, "defualt_tier: strict\n": policy.CodeConfigInvalid} {
+	for body, code := range map[string]errcode.Code{"default_tier: lax\n": errcode.ProfileUnknown, "defualt_tier: strict\n": errcode.ConfigInvalid} {
 		os.WriteFile(filepath.Join(d, "runtime.yaml"), []byte(body), 0o644)
-		if _, err := LoadRuntimeConfig(d); policy.CodeOf(err) != code {
+		if _, err := LoadRuntimeConfig(d); errcode.Of(err) != code {
 			t.Errorf("%q: %v, want %s", body, err, code)
 		}
 	}

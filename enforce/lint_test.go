@@ -8,6 +8,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/sbxrun/sbxrun/errcode"
 	"github.com/sbxrun/sbxrun/host"
 	"github.com/sbxrun/sbxrun/policy"
 	"github.com/sbxrun/sbxrun/profiles"
@@ -170,10 +171,10 @@ func TestParseAnnotations(t *testing.T) {
 	if s, err := ParseAnnotations(nil); err != nil || s != (Selection{}) {
 		t.Errorf("no annotations: %+v %v", s, err)
 	}
-	if _, err := ParseAnnotations(map[string]string{"dev.sbx.tier": "Strict"}); policy.CodeOf(err) != policy.CodeProfileUnknown {
+	if _, err := ParseAnnotations(map[string]string{"dev.sbx.tier": "Strict"}); errcode.Of(err) != errcode.ProfileUnknown {
 		t.Errorf("bad tier: %v", err)
 	}
-	if _, err := ParseAnnotations(map[string]string{"dev.sbx.connector": "../x"}); policy.CodeOf(err) != policy.CodeConfigInvalid {
+	if _, err := ParseAnnotations(map[string]string{"dev.sbx.connector": "../x"}); errcode.Of(err) != errcode.ConfigInvalid {
 		t.Errorf("bad connector: %v", err)
 	}
 }
@@ -188,7 +189,7 @@ func FuzzParseAnnotations(f *testing.F) {
 			if _, ok := profiles.Lookup(s.Tier); !ok || s.Connector != connector {
 				t.Fatalf("accepted %q/%q as %+v", tier, connector, s)
 			}
-		} else if policy.CodeOf(err) == policy.CodeInternal {
+		} else if errcode.Of(err) == errcode.Internal {
 			t.Fatalf("error without a stable code: %v", err)
 		}
 	})

@@ -9,7 +9,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/sbxrun/sbxrun/policy"
+	"github.com/sbxrun/sbxrun/errcode"
 	"github.com/sbxrun/sbxrun/profiles"
 )
 
@@ -29,17 +29,17 @@ func LoadRuntimeConfig(dir string) (*RuntimeConfig, error) {
 		return &RuntimeConfig{}, nil
 	}
 	if err != nil {
-		return nil, policy.Errorf(policy.CodeConfigInvalid, "reading runtime.yaml: %v", err)
+		return nil, errcode.Errorf(errcode.ConfigInvalid, "reading runtime.yaml: %v", err)
 	}
 	var c RuntimeConfig
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
-		return nil, policy.Errorf(policy.CodeConfigInvalid, "runtime.yaml: %v", err)
+		return nil, errcode.Errorf(errcode.ConfigInvalid, "runtime.yaml: %v", err)
 	}
 	if c.DefaultTier != "" {
 		if _, ok := profiles.Lookup(c.DefaultTier); !ok {
-			return nil, policy.Errorf(policy.CodeProfileUnknown, "runtime.yaml: default_tier %q is not a tier", c.DefaultTier)
+			return nil, errcode.Errorf(errcode.ProfileUnknown, "runtime.yaml: default_tier %q is not a tier", c.DefaultTier)
 		}
 	}
 	return &c, nil

@@ -14,7 +14,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/sbxrun/sbxrun/audit"
-	"github.com/sbxrun/sbxrun/policy"
+	"github.com/sbxrun/sbxrun/errcode"
 )
 
 // Stages are the OCI hook stages sbxrun records.
@@ -30,16 +30,16 @@ func ReadState(r io.Reader) (*specs.State, error) {
 		return nil, fmt.Errorf("reading hook state: %w", err)
 	}
 	if len(data) > maxState {
-		return nil, policy.Errorf(policy.CodeSpecInvalid, "hook state is larger than %d bytes", maxState)
+		return nil, errcode.Errorf(errcode.SpecInvalid, "hook state is larger than %d bytes", maxState)
 	}
 	var st specs.State
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&st); err != nil {
-		return nil, policy.Errorf(policy.CodeSpecInvalid, "hook state: %v", err)
+		return nil, errcode.Errorf(errcode.SpecInvalid, "hook state: %v", err)
 	}
 	if st.ID == "" || st.Version == "" {
-		return nil, policy.Errorf(policy.CodeSpecInvalid, "hook state needs ociVersion and id")
+		return nil, errcode.Errorf(errcode.SpecInvalid, "hook state needs ociVersion and id")
 	}
 	return &st, nil
 }
@@ -51,7 +51,7 @@ func Record(stage string, st *specs.State) (audit.Record, error) {
 		known = known || s == stage
 	}
 	if !known {
-		return audit.Record{}, policy.Errorf(policy.CodeConfigInvalid, "unknown hook stage %q (one of %v)", stage, Stages)
+		return audit.Record{}, errcode.Errorf(errcode.ConfigInvalid, "unknown hook stage %q (one of %v)", stage, Stages)
 	}
 	rec := audit.Record{Kind: audit.KindLifecycle, Operation: stage, Target: st.ID, Result: audit.ResultAllowed,
 		Tier: st.Annotations["dev.sbx.tier"], Connector: st.Annotations["dev.sbx.connector"],

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sbxrun/sbxrun/policy"
+	"github.com/sbxrun/sbxrun/errcode"
 )
 
 func TestReadStateAndRecord(t *testing.T) {
@@ -16,11 +16,11 @@ func TestReadStateAndRecord(t *testing.T) {
 	if err != nil || rec.Target != "c1" || rec.Tier != "strict" || rec.Policy != "tier:strict" || rec.Operation != "poststop" {
 		t.Errorf("record: %+v %v", rec, err)
 	}
-	if _, err := Record("afterlife", st); policy.CodeOf(err) != policy.CodeConfigInvalid {
+	if _, err := Record("afterlife", st); errcode.Of(err) != errcode.ConfigInvalid {
 		t.Errorf("unknown stage: %v", err)
 	}
 	for _, bad := range []string{"", "{}", `{"ociVersion":"1","id":"x","extra":1}`, strings.Repeat("x", maxState+2)} {
-		if _, err := ReadState(strings.NewReader(bad)); policy.CodeOf(err) != policy.CodeSpecInvalid {
+		if _, err := ReadState(strings.NewReader(bad)); errcode.Of(err) != errcode.SpecInvalid {
 			t.Errorf("ReadState(%.20q) = %v", bad, err)
 		}
 	}
@@ -32,7 +32,7 @@ func FuzzHookState(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		st, err := ReadState(strings.NewReader(string(data)))
 		if err != nil {
-			if policy.CodeOf(err) != policy.CodeSpecInvalid {
+			if errcode.Of(err) != errcode.SpecInvalid {
 				t.Fatalf("error without SANDBOX_SPEC_INVALID: %v", err)
 			}
 			return

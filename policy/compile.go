@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sbxrun/sbxrun/errcode"
 	"github.com/sbxrun/sbxrun/profiles"
 )
 
@@ -66,20 +67,20 @@ func CompileWith(cat *profiles.Catalog, tierName string, cfg *Config, facts Host
 		tierName = cfg.Tier
 	}
 	if tierName == "" {
-		return nil, Errorf(CodeProfileUnknown, "no tier given (one of %s)", strings.Join(cat.Names(), ", "))
+		return nil, errcode.Errorf(errcode.ProfileUnknown, "no tier given (one of %s)", strings.Join(cat.Names(), ", "))
 	}
 	if cfg.Tier != "" && cfg.Tier != tierName {
-		return nil, Errorf(CodePolicyConflict, "config is written for tier %q but tier %q was requested", cfg.Tier, tierName)
+		return nil, errcode.Errorf(errcode.PolicyConflict, "config is written for tier %q but tier %q was requested", cfg.Tier, tierName)
 	}
 	tier, ok := cat.Tier(tierName)
 	if !ok {
-		return nil, Errorf(CodeProfileUnknown, "unknown tier %q (one of %s)", tierName, strings.Join(cat.Names(), ", "))
+		return nil, errcode.Errorf(errcode.ProfileUnknown, "unknown tier %q (one of %s)", tierName, strings.Join(cat.Names(), ", "))
 	}
 	if facts.Arch != "amd64" && facts.Arch != "arm64" {
-		return nil, Errorf(CodeCompileError, "unsupported architecture %q (amd64 and arm64 are supported)", facts.Arch)
+		return nil, errcode.Errorf(errcode.CompileError, "unsupported architecture %q (amd64 and arm64 are supported)", facts.Arch)
 	}
 	if facts.Syscalls == nil {
-		return nil, Errorf(CodeCompileError, "no syscall table for %s: syscall names cannot be validated", facts.Arch)
+		return nil, errcode.Errorf(errcode.CompileError, "no syscall table for %s: syscall names cannot be validated", facts.Arch)
 	}
 	c := &compiler{cat: cat, tier: tier, cfg: cfg, facts: facts, g: &Grants{
 		Version: GrantsVersion, Tier: tier.Name, Level: tier.Level, Arch: facts.Arch, Rootless: facts.Rootless,
@@ -99,16 +100,16 @@ func CompileWith(cat *profiles.Catalog, tierName string, cfg *Config, facts Host
 
 	if len(c.invalid) > 0 {
 		sort.Strings(c.invalid)
-		return nil, &Error{Code: CodeConfigInvalid, Msg: "config is malformed", Details: c.invalid}
+		return nil, &errcode.Error{Code: errcode.ConfigInvalid, Msg: "config is malformed", Details: c.invalid}
 	}
 	if len(c.conflicts) > 0 {
 		sort.Strings(c.conflicts)
-		return nil, &Error{Code: CodePolicyConflict, Msg: fmt.Sprintf("config conflicts with tier %s", tier.Name), Details: c.conflicts}
+		return nil, &errcode.Error{Code: errcode.PolicyConflict, Msg: fmt.Sprintf("config conflicts with tier %s", tier.Name), Details: c.conflicts}
 	}
 	if len(c.widenings) > 0 {
 		sort.Strings(c.widenings)
 		if auth == nil {
-			return nil, &Error{Code: CodePolicyConflict,
+			return nil, &errcode.Error{Code: errcode.PolicyConflict,
 				Msg:     fmt.Sprintf("config widens tier %s and carries no override authorization", tier.Name),
 				Details: c.widenings}
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sbxrun/sbxrun/errcode"
 	"github.com/sbxrun/sbxrun/host"
 	"github.com/sbxrun/sbxrun/policy"
 	"github.com/sbxrun/sbxrun/profiles"
@@ -75,43 +76,43 @@ func TestErrorCodes(t *testing.T) {
 	cases := []struct {
 		name, tier, cfg string
 		facts           func(*policy.HostFacts)
-		code            policy.Code
+		code            errcode.Code
 		detail          string
 	}{
-		{name: "unknown tier", tier: "lax", code: policy.CodeProfileUnknown},
-		{name: "no tier", tier: "", code: policy.CodeProfileUnknown},
-		{name: "config for another tier", tier: "strict", cfg: "tier: moderate", code: policy.CodePolicyConflict},
-		{name: "unsupported arch", tier: "strict", facts: func(f *policy.HostFacts) { f.Arch = "mips" }, code: policy.CodeCompileError},
-		{name: "no syscall table", tier: "strict", facts: func(f *policy.HostFacts) { f.Syscalls = nil }, code: policy.CodeCompileError},
-		{name: "widen capability", tier: "strict", cfg: "capabilities: {network_access: allow}", code: policy.CodePolicyConflict, detail: "wider"},
-		{name: "unknown capability", tier: "strict", cfg: "capabilities: {teleport: deny}", code: policy.CodeConfigInvalid},
-		{name: "bad level for capability", tier: "strict", cfg: "capabilities: {process_exec: scoped}", code: policy.CodeConfigInvalid},
-		{name: "write without read", tier: "permissive", cfg: "capabilities: {fs_read: deny}", code: policy.CodePolicyConflict, detail: "contradicts"},
-		{name: "write outside read", tier: "permissive", cfg: "fs: {read: [{source: /srv/a}], write: [{source: /srv/b}]}", code: policy.CodePolicyConflict, detail: "not inside"},
-		{name: "write under fs_write deny", tier: "moderate", cfg: "fs: {read: [{source: /srv/a}], write: [{source: /srv/a}]}", code: policy.CodePolicyConflict},
-		{name: "read under fs_read deny", tier: "strict", cfg: "fs: {read: [{source: /srv/a}]}", code: policy.CodePolicyConflict},
-		{name: "engine socket", tier: "moderate", cfg: "fs: {read: [{source: /var/run/docker.sock}]}", code: policy.CodePolicyConflict, detail: "docker.sock"},
-		{name: "ancestor of engine socket", tier: "moderate", cfg: "fs: {read: [{source: /run}]}", code: policy.CodePolicyConflict},
-		{name: "relative path", tier: "moderate", cfg: "fs: {read: [{source: srv}]}", code: policy.CodeConfigInvalid},
-		{name: "unclean path", tier: "moderate", cfg: "fs: {read: [{source: /srv/../etc}]}", code: policy.CodeConfigInvalid},
-		{name: "control char path", tier: "moderate", cfg: "fs: {read: [{source: \"/srv/\\x01\"}]}", code: policy.CodeConfigInvalid},
-		{name: "destination in /proc", tier: "moderate", cfg: "fs: {read: [{source: /srv, destination: /proc/x}]}", code: policy.CodePolicyConflict},
-		{name: "rlimit above host", tier: "strict", cfg: "rlimits: {RLIMIT_NOFILE: {soft: 10, hard: 30000}}", code: policy.CodePolicyConflict, detail: "host"},
-		{name: "rlimit above tier", tier: "strict", cfg: "rlimits: {RLIMIT_NOFILE: {soft: 10, hard: 512}}", code: policy.CodePolicyConflict, detail: "tier"},
-		{name: "rlimit soft above hard", tier: "strict", cfg: "rlimits: {RLIMIT_NOFILE: {soft: 20, hard: 10}}", code: policy.CodeConfigInvalid},
-		{name: "unknown rlimit", tier: "strict", cfg: "rlimits: {RLIMIT_WARP: {soft: 1, hard: 1}}", code: policy.CodeConfigInvalid},
-		{name: "unknown syscall deny", tier: "strict", cfg: "syscalls: {deny: [frobnicate]}", code: policy.CodePolicyConflict, detail: "not a syscall"},
-		{name: "syscall of other arch", tier: "strict", cfg: "syscalls: {deny: [arm_fadvise64_64]}", code: policy.CodePolicyConflict},
-		{name: "syscall both ways", tier: "strict", cfg: "syscalls: {deny: [read], allow: [read]}", code: policy.CodePolicyConflict},
-		{name: "syscall widening", tier: "strict", cfg: "syscalls: {allow: [ptrace]}", code: policy.CodePolicyConflict, detail: "ptrace"},
-		{name: "memory above tier", tier: "strict", cfg: "limits: {memory: 1Gi}", code: policy.CodePolicyConflict},
-		{name: "allowlist without filtered net", tier: "strict", cfg: "network: {allow: [\"example.com:443\"]}", code: policy.CodePolicyConflict},
-		{name: "bad allowlist entry", tier: "moderate", cfg: "network: {allow: [\"example.com\"]}", code: policy.CodeConfigInvalid},
-		{name: "bad port", tier: "moderate", cfg: "network: {allow: [\"example.com:0\"]}", code: policy.CodeConfigInvalid},
-		{name: "env under deny", tier: "strict", cfg: "env: {set: {A: b}}", code: policy.CodePolicyConflict},
-		{name: "secret env allow", tier: "moderate", cfg: "env: {allow: [GITHUB_TOKEN]}", code: policy.CodePolicyConflict},
-		{name: "bad hostname", tier: "strict", cfg: "hostname: \"a b\"", code: policy.CodeConfigInvalid},
-		{name: "empty argv0", tier: "strict", cfg: "process: {args: [\"\"]}", code: policy.CodeConfigInvalid},
+		{name: "unknown tier", tier: "lax", code: errcode.ProfileUnknown},
+		{name: "no tier", tier: "", code: errcode.ProfileUnknown},
+		{name: "config for another tier", tier: "strict", cfg: "tier: moderate", code: errcode.PolicyConflict},
+		{name: "unsupported arch", tier: "strict", facts: func(f *policy.HostFacts) { f.Arch = "mips" }, code: errcode.CompileError},
+		{name: "no syscall table", tier: "strict", facts: func(f *policy.HostFacts) { f.Syscalls = nil }, code: errcode.CompileError},
+		{name: "widen capability", tier: "strict", cfg: "capabilities: {network_access: allow}", code: errcode.PolicyConflict, detail: "wider"},
+		{name: "unknown capability", tier: "strict", cfg: "capabilities: {teleport: deny}", code: errcode.ConfigInvalid},
+		{name: "bad level for capability", tier: "strict", cfg: "capabilities: {process_exec: scoped}", code: errcode.ConfigInvalid},
+		{name: "write without read", tier: "permissive", cfg: "capabilities: {fs_read: deny}", code: errcode.PolicyConflict, detail: "contradicts"},
+		{name: "write outside read", tier: "permissive", cfg: "fs: {read: [{source: /srv/a}], write: [{source: /srv/b}]}", code: errcode.PolicyConflict, detail: "not inside"},
+		{name: "write under fs_write deny", tier: "moderate", cfg: "fs: {read: [{source: /srv/a}], write: [{source: /srv/a}]}", code: errcode.PolicyConflict},
+		{name: "read under fs_read deny", tier: "strict", cfg: "fs: {read: [{source: /srv/a}]}", code: errcode.PolicyConflict},
+		{name: "engine socket", tier: "moderate", cfg: "fs: {read: [{source: /var/run/docker.sock}]}", code: errcode.PolicyConflict, detail: "docker.sock"},
+		{name: "ancestor of engine socket", tier: "moderate", cfg: "fs: {read: [{source: /run}]}", code: errcode.PolicyConflict},
+		{name: "relative path", tier: "moderate", cfg: "fs: {read: [{source: srv}]}", code: errcode.ConfigInvalid},
+		{name: "unclean path", tier: "moderate", cfg: "fs: {read: [{source: /srv/../etc}]}", code: errcode.ConfigInvalid},
+		{name: "control char path", tier: "moderate", cfg: "fs: {read: [{source: \"/srv/\\x01\"}]}", code: errcode.ConfigInvalid},
+		{name: "destination in /proc", tier: "moderate", cfg: "fs: {read: [{source: /srv, destination: /proc/x}]}", code: errcode.PolicyConflict},
+		{name: "rlimit above host", tier: "strict", cfg: "rlimits: {RLIMIT_NOFILE: {soft: 10, hard: 30000}}", code: errcode.PolicyConflict, detail: "host"},
+		{name: "rlimit above tier", tier: "strict", cfg: "rlimits: {RLIMIT_NOFILE: {soft: 10, hard: 512}}", code: errcode.PolicyConflict, detail: "tier"},
+		{name: "rlimit soft above hard", tier: "strict", cfg: "rlimits: {RLIMIT_NOFILE: {soft: 20, hard: 10}}", code: errcode.ConfigInvalid},
+		{name: "unknown rlimit", tier: "strict", cfg: "rlimits: {RLIMIT_WARP: {soft: 1, hard: 1}}", code: errcode.ConfigInvalid},
+		{name: "unknown syscall deny", tier: "strict", cfg: "syscalls: {deny: [frobnicate]}", code: errcode.PolicyConflict, detail: "not a syscall"},
+		{name: "syscall of other arch", tier: "strict", cfg: "syscalls: {deny: [arm_fadvise64_64]}", code: errcode.PolicyConflict},
+		{name: "syscall both ways", tier: "strict", cfg: "syscalls: {deny: [read], allow: [read]}", code: errcode.PolicyConflict},
+		{name: "syscall widening", tier: "strict", cfg: "syscalls: {allow: [ptrace]}", code: errcode.PolicyConflict, detail: "ptrace"},
+		{name: "memory above tier", tier: "strict", cfg: "limits: {memory: 1Gi}", code: errcode.PolicyConflict},
+		{name: "allowlist without filtered net", tier: "strict", cfg: "network: {allow: [\"example.com:443\"]}", code: errcode.PolicyConflict},
+		{name: "bad allowlist entry", tier: "moderate", cfg: "network: {allow: [\"example.com\"]}", code: errcode.ConfigInvalid},
+		{name: "bad port", tier: "moderate", cfg: "network: {allow: [\"example.com:0\"]}", code: errcode.ConfigInvalid},
+		{name: "env under deny", tier: "strict", cfg: "env: {set: {A: b}}", code: errcode.PolicyConflict},
+		{name: "secret env allow", tier: "moderate", cfg: "env: {allow: [GITHUB_TOKEN]}", code: errcode.PolicyConflict},
+		{name: "bad hostname", tier: "strict", cfg: "hostname: \"a b\"", code: errcode.ConfigInvalid},
+		{name: "empty argv0", tier: "strict", cfg: "process: {args: [\"\"]}", code: errcode.ConfigInvalid},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -120,7 +121,7 @@ func TestErrorCodes(t *testing.T) {
 				tc.facts(&f)
 			}
 			_, err := policy.Compile(tc.tier, parse(t, tc.cfg), f, nil)
-			if got := policy.CodeOf(err); got != tc.code {
+			if got := errcode.Of(err); got != tc.code {
 				t.Fatalf("code = %s (%v), want %s", got, err, tc.code)
 			}
 			if tc.detail != "" && !strings.Contains(err.Error(), tc.detail) {
@@ -132,7 +133,7 @@ func TestErrorCodes(t *testing.T) {
 
 func TestConfigErrors(t *testing.T) {
 	for _, y := range []string{"bogus: 1", "version: 2", "limits: {memory: lots}", "limits: {cpus: -1}", "a: [", "tier: strict\n---\ntier: moderate\n"} {
-		if _, err := policy.ParseConfig([]byte(y)); policy.CodeOf(err) != policy.CodeConfigInvalid {
+		if _, err := policy.ParseConfig([]byte(y)); errcode.Of(err) != errcode.ConfigInvalid {
 			t.Errorf("ParseConfig(%q) = %v, want SANDBOX_CONFIG_INVALID", y, err)
 		}
 	}
@@ -176,7 +177,7 @@ syscalls: {deny: [ptrace, read]}
 
 func TestWideningNeedsAuthorization(t *testing.T) {
 	cfg := parse(t, "capabilities: {network_access: allow}\nsyscalls: {allow: [ptrace]}")
-	if _, err := policy.Compile("strict", cfg, facts(), nil); policy.CodeOf(err) != policy.CodePolicyConflict {
+	if _, err := policy.Compile("strict", cfg, facts(), nil); errcode.Of(err) != errcode.PolicyConflict {
 		t.Fatalf("without authorization: %v", err)
 	}
 	g, err := policy.Compile("strict", cfg, facts(), &policy.Authorization{Label: "incident-42"})

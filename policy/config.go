@@ -11,6 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/sbxrun/sbxrun/errcode"
 	"github.com/sbxrun/sbxrun/profiles"
 )
 
@@ -159,7 +160,7 @@ const maxConfigBytes = 1 << 20
 // unknown fields, duplicate keys and trailing documents are errors.
 func ParseConfig(data []byte) (*Config, error) {
 	if len(data) > maxConfigBytes {
-		return nil, Errorf(CodeConfigInvalid, "config is larger than %d bytes", maxConfigBytes)
+		return nil, errcode.Errorf(errcode.ConfigInvalid, "config is larger than %d bytes", maxConfigBytes)
 	}
 	var c Config
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -168,14 +169,14 @@ func ParseConfig(data []byte) (*Config, error) {
 		if errors.Is(err, io.EOF) {
 			return &c, nil // empty document: all defaults
 		}
-		return nil, Errorf(CodeConfigInvalid, "config: %s", oneLine(err.Error()))
+		return nil, errcode.Errorf(errcode.ConfigInvalid, "config: %s", oneLine(err.Error()))
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return nil, Errorf(CodeConfigInvalid, "config: more than one YAML document")
+		return nil, errcode.Errorf(errcode.ConfigInvalid, "config: more than one YAML document")
 	}
 	if c.Version != 0 && c.Version != 1 {
-		return nil, Errorf(CodeConfigInvalid, "config: unsupported version %d (want 1)", c.Version)
+		return nil, errcode.Errorf(errcode.ConfigInvalid, "config: unsupported version %d (want 1)", c.Version)
 	}
 	return &c, nil
 }

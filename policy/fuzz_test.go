@@ -3,6 +3,7 @@ package policy_test
 import (
 	"testing"
 
+	"github.com/sbxrun/sbxrun/errcode"
 	"github.com/sbxrun/sbxrun/policy"
 )
 
@@ -18,14 +19,14 @@ func FuzzConfig(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := policy.ParseConfig(data)
 		if err != nil {
-			if policy.CodeOf(err) != policy.CodeConfigInvalid {
+			if errcode.Of(err) != errcode.ConfigInvalid {
 				t.Fatalf("ParseConfig error without SANDBOX_CONFIG_INVALID: %v", err)
 			}
 			return
 		}
 		for _, tier := range []string{"strict", "permissive"} {
 			_, err := policy.Compile(tier, cfg, fc, nil)
-			if err != nil && policy.CodeOf(err) == policy.CodeInternal {
+			if err != nil && errcode.Of(err) == errcode.Internal {
 				t.Fatalf("Compile error without a stable code: %v", err)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sbxrun/sbxrun/errcode"
 	"github.com/sbxrun/sbxrun/profiles"
 )
 
@@ -47,7 +48,7 @@ func (c *compiler) syscalls() error {
 	for _, name := range c.tierGroups() {
 		grp, ok := c.cat.Group(name)
 		if !ok {
-			return Errorf(CodeCompileError, "tier %s names unknown syscall group %q", c.tier.Name, name)
+			return errcode.Errorf(errcode.CompileError, "tier %s names unknown syscall group %q", c.tier.Name, name)
 		}
 		out := SyscallGroup{Name: grp.Name, Action: grp.Action, Errno: profiles.Errnos[grp.Action], Why: grp.Why}
 		for _, r := range grp.Rules {
@@ -58,12 +59,12 @@ func (c *compiler) syscalls() error {
 			for _, n := range names {
 				ok, err := c.known(n)
 				if err != nil {
-					return Errorf(CodeCompileError, "validating syscall %q for %s: %v", n, c.facts.Arch, err)
+					return errcode.Errorf(errcode.CompileError, "validating syscall %q for %s: %v", n, c.facts.Arch, err)
 				}
 				if !ok {
 					// Tier data is ours: an unknown name is a bug in it, and a
 					// silently skipped name could be a hole in a deny list.
-					return Errorf(CodeCompileError, "syscall group %s: %q is not a syscall on %s", grp.Name, n, c.facts.Arch)
+					return errcode.Errorf(errcode.CompileError, "syscall group %s: %q is not a syscall on %s", grp.Name, n, c.facts.Arch)
 				}
 			}
 			sort.Strings(names)

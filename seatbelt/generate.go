@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/sbxrun/sbxrun/errcode"
 	"github.com/sbxrun/sbxrun/policy"
 	"github.com/sbxrun/sbxrun/profiles"
 )
@@ -183,14 +184,14 @@ func Generate(g *policy.Grants, opts Options) (*Profile, error) {
 	}
 	text, err := b.render()
 	if err != nil {
-		return nil, policy.Errorf(policy.CodeCompileError, "seatbelt: %v", err)
+		return nil, errcode.Errorf(errcode.CompileError, "seatbelt: %v", err)
 	}
 	if findings := Lint(text, b.params); len(findings) > 0 {
 		details := make([]string, len(findings))
 		for i, f := range findings {
 			details[i] = f.String()
 		}
-		return nil, &policy.Error{Code: policy.CodeCompileError, Msg: "seatbelt: the generated profile fails lint", Details: details}
+		return nil, &errcode.Error{Code: errcode.CompileError, Msg: "seatbelt: the generated profile fails lint", Details: details}
 	}
 	p := &Profile{Text: text, Env: b.env, Command: b.command, Dir: b.dir, Tag: b.opts.Tag, Terminal: g.Process.Terminal, Unenforced: b.unenforced}
 	for name, v := range b.params {
@@ -219,7 +220,7 @@ type builder struct {
 }
 
 func invalid(format string, args ...any) error {
-	return policy.Errorf(policy.CodeConfigInvalid, "seatbelt: "+format, args...)
+	return errcode.Errorf(errcode.ConfigInvalid, "seatbelt: "+format, args...)
 }
 
 func newBuilder(g *policy.Grants, opts Options) (*builder, error) {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sbxrun/sbxrun/errcode"
 	"github.com/sbxrun/sbxrun/policy"
 	"github.com/sbxrun/sbxrun/profiles"
 )
@@ -225,13 +226,13 @@ func TestGenerateRefuses(t *testing.T) {
 			t.Errorf("%s: generated", name)
 			continue
 		}
-		if code := policy.CodeOf(err); code != policy.CodeConfigInvalid {
+		if code := errcode.Of(err); code != errcode.ConfigInvalid {
 			t.Errorf("%s: code %s (%v)", name, code, err)
 		}
 	}
 }
 
-var errNotFound = policy.Errorf(policy.CodeConfigInvalid, "not found")
+var errNotFound = errcode.Errorf(errcode.ConfigInvalid, "not found")
 
 func TestRandomTag(t *testing.T) {
 	o := withOpts(PresetNone, nil)

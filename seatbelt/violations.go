@@ -4,13 +4,14 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"github.com/sbxrun/sbxrun/audit"
 	"io"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sbxrun/sbxrun/audit"
 )
 
 // Violation is one sandbox denial read from the macOS log.

@@ -3,6 +3,7 @@ package specgen
 import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/sbxrun/sbxrun/errcode"
 	"github.com/sbxrun/sbxrun/policy"
 )
 
@@ -25,7 +26,7 @@ var ops = map[string]specs.LinuxSeccompOperator{
 func Seccomp(g *policy.Grants) (*specs.LinuxSeccomp, error) {
 	a, ok := archs[g.Arch]
 	if !ok {
-		return nil, policy.Errorf(policy.CodeCompileError, "no seccomp architectures for %q", g.Arch)
+		return nil, errcode.Errorf(errcode.CompileError, "no seccomp architectures for %q", g.Arch)
 	}
 	def := g.Syscalls.DefaultErrno
 	s := &specs.LinuxSeccomp{
@@ -46,7 +47,7 @@ func Seccomp(g *policy.Grants) (*specs.LinuxSeccomp, error) {
 			for _, arg := range r.Args {
 				op, ok := ops[arg.Op]
 				if !ok {
-					return nil, policy.Errorf(policy.CodeCompileError, "group %s: unknown operator %q", grp.Name, arg.Op)
+					return nil, errcode.Errorf(errcode.CompileError, "group %s: unknown operator %q", grp.Name, arg.Op)
 				}
 				sc.Args = append(sc.Args, specs.LinuxSeccompArg{Index: arg.Index, Value: arg.Value, ValueTwo: arg.ValueTwo, Op: op})
 			}

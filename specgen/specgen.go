@@ -19,6 +19,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/sbxrun/sbxrun/errcode"
 	"github.com/sbxrun/sbxrun/policy"
 )
 
@@ -43,7 +44,7 @@ type Options struct {
 // Generate builds the OCI spec for g.
 func Generate(g *policy.Grants, opts Options) (*specs.Spec, error) {
 	if g == nil {
-		return nil, policy.Errorf(policy.CodeCompileError, "no grants")
+		return nil, errcode.Errorf(errcode.CompileError, "no grants")
 	}
 	root := opts.RootPath
 	if root == "" {

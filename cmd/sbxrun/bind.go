@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/sbxrun/sbxrun/authz"
+	"github.com/sbxrun/sbxrun/errcode"
 	"github.com/sbxrun/sbxrun/policy"
 )
 
@@ -47,7 +48,7 @@ func runBind(c *cli.Context) error {
 		return w.Flush()
 	}
 	if connector == "" {
-		return policy.Errorf(policy.CodeConfigInvalid, "bind needs --connector")
+		return errcode.Errorf(errcode.ConfigInvalid, "bind needs --connector")
 	}
 	token := c.String("override-token")
 	authorize := func() (*policy.Authorization, error) {

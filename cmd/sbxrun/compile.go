@@ -12,6 +12,7 @@ import (
 
 	"github.com/sbxrun/sbxrun/audit"
 	"github.com/sbxrun/sbxrun/authz"
+	"github.com/sbxrun/sbxrun/errcode"
 	"github.com/sbxrun/sbxrun/host"
 	"github.com/sbxrun/sbxrun/policy"
 )
@@ -68,7 +69,7 @@ func readConfig(path string) (*policy.Config, error) {
 		data, err = os.ReadFile(path)
 	}
 	if err != nil {
-		return nil, policy.Errorf(policy.CodeConfigInvalid, "reading config: %v", err)
+		return nil, errcode.Errorf(errcode.ConfigInvalid, "reading config: %v", err)
 	}
 	return policy.ParseConfig(data)
 }
@@ -84,10 +85,10 @@ func requireRealPaths(cfg *policy.Config) error {
 			}
 			real, err := filepath.EvalSymlinks(m.Source)
 			if err != nil {
-				return policy.Errorf(policy.CodeConfigInvalid, "%s[%d].source %s: %v", field, i, m.Source, err)
+				return errcode.Errorf(errcode.ConfigInvalid, "%s[%d].source %s: %v", field, i, m.Source, err)
 			}
 			if real != m.Source {
-				return policy.Errorf(policy.CodePolicyConflict, "%s[%d].source %s passes through a symlink (to %s); give the real path", field, i, m.Source, real)
+				return errcode.Errorf(errcode.PolicyConflict, "%s[%d].source %s passes through a symlink (to %s); give the real path", field, i, m.Source, real)
 			}
 		}
 		return nil
@@ -157,7 +158,7 @@ func compileFromFlags(c *cli.Context, req compileRequest) (*policy.Grants, error
 	}
 	fail := func(err error) (*policy.Grants, error) {
 		_, aerr := log.Append(audit.Record{Kind: audit.KindRefusal, Operation: req.Operation, Target: req.Target,
-			Connector: connector, Tier: tier, Result: audit.ResultBlocked, Code: string(policy.CodeOf(err)),
+			Connector: connector, Tier: tier, Result: audit.ResultBlocked, Code: string(errcode.Of(err)),
 			Reason: oneLineReason(err), Details: details(err)})
 		if aerr != nil {
 			return nil, fmt.Errorf("%w (and the refusal could not be audited: %v)", err, aerr)
@@ -169,7 +170,7 @@ func compileFromFlags(c *cli.Context, req compileRequest) (*policy.Grants, error
 	}
 	facts := probeFacts(c)
 	g, err := policy.Compile(tier, cfg, facts, nil)
-	if policy.CodeOf(err) == policy.CodePolicyConflict && token != "" {
+	if errcode.Of(err) == errcode.PolicyConflict && token != "" {
 		// Only a config that needs an override consumes a token use.
 		a, aerr := authorize()
 		if aerr != nil {
@@ -208,7 +209,7 @@ func bindAndAudit(c *cli.Context, connector, tier string, authorize func() (*pol
 	tr, auth, err := authz.OpenBindings(c.String("state-dir")).Bind(connector, tier, authorize)
 	if err != nil {
 		rec := audit.Record{Kind: audit.KindRefusal, Operation: "bind", Connector: connector, Tier: tier,
-			Target: tr.From + "->" + tier, Result: audit.ResultBlocked, Code: string(policy.CodeOf(err)), Reason: oneLineReason(err),
+			Target: tr.From + "->" + tier, Result: audit.ResultBlocked, Code: string(errcode.Of(err)), Reason: oneLineReason(err),
 			Policy: "no-downgrade"}
 		if _, aerr := log.Append(rec); aerr != nil {
 			return fmt.Errorf("%w (and the refusal could not be audited: %v)", err, aerr)
@@ -231,7 +232,7 @@ func bindAndAudit(c *cli.Context, connector, tier string, authorize func() (*pol
 }
 
 func oneLineReason(err error) string {
-	var pe *policy.Error
+	var pe *errcode.Error
 	if errors.As(err, &pe) {
 		return pe.Msg
 	}
@@ -239,7 +240,7 @@ func oneLineReason(err error) string {
 }
 
 func details(err error) []string {
-	var pe *policy.Error
+	var pe *errcode.Error
 	if errors.As(err, &pe) {
 		return pe.Details
 	}

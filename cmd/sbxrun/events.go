@@ -6,7 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/sbxrun/sbxrun/container"
-	"github.com/sbxrun/sbxrun/policy"
+	"github.com/sbxrun/sbxrun/errcode"
 )
 
 func eventsCommand() *cli.Command {
@@ -24,7 +24,7 @@ func eventsCommand() *cli.Command {
 				return err
 			}
 			if c.Duration("interval") <= 0 {
-				return policy.Errorf(policy.CodeConfigInvalid, "--interval must be positive")
+				return errcode.Errorf(errcode.ConfigInvalid, "--interval must be positive")
 			}
 			for {
 				st, err := runtimeOf(c).Stats(id)

@@ -13,7 +13,7 @@ import (
 	"github.com/sbxrun/sbxrun/audit"
 	"github.com/sbxrun/sbxrun/container"
 	"github.com/sbxrun/sbxrun/enforce"
-	"github.com/sbxrun/sbxrun/policy"
+	"github.com/sbxrun/sbxrun/errcode"
 )
 
 func execCommand() *cli.Command {
@@ -38,7 +38,7 @@ func execCommand() *cli.Command {
 
 func runExec(c *cli.Context) error {
 	if c.NArg() < 1 {
-		return policy.Errorf(policy.CodeConfigInvalid, "exec takes a container id")
+		return errcode.Errorf(errcode.ConfigInvalid, "exec takes a container id")
 	}
 	id := c.Args().First()
 	st, err := runtimeOf(c).State(id)
@@ -85,24 +85,24 @@ func execProcess(c *cli.Context, st *container.State) (*specs.Process, error) {
 	if f := c.String("process"); f != "" {
 		data, err := os.ReadFile(f)
 		if err != nil {
-			return nil, policy.Errorf(policy.CodeSpecInvalid, "reading process: %v", err)
+			return nil, errcode.Errorf(errcode.SpecInvalid, "reading process: %v", err)
 		}
 		var p specs.Process
 		if err := json.Unmarshal(data, &p); err != nil {
-			return nil, policy.Errorf(policy.CodeSpecInvalid, "parsing process: %v", err)
+			return nil, errcode.Errorf(errcode.SpecInvalid, "parsing process: %v", err)
 		}
 		return &p, nil
 	}
 	if c.NArg() < 2 {
-		return nil, policy.Errorf(policy.CodeConfigInvalid, "exec needs a command or --process")
+		return nil, errcode.Errorf(errcode.ConfigInvalid, "exec needs a command or --process")
 	}
 	data, err := os.ReadFile(filepath.Join(st.Bundle, "config.json"))
 	if err != nil {
-		return nil, policy.Errorf(policy.CodeSpecInvalid, "reading the bundle's spec: %v", err)
+		return nil, errcode.Errorf(errcode.SpecInvalid, "reading the bundle's spec: %v", err)
 	}
 	var spec specs.Spec
 	if err := json.Unmarshal(data, &spec); err != nil || spec.Process == nil {
-		return nil, policy.Errorf(policy.CodeSpecInvalid, "parsing the bundle's spec: %v", err)
+		return nil, errcode.Errorf(errcode.SpecInvalid, "parsing the bundle's spec: %v", err)
 	}
 	p := spec.Process
 	p.Args = c.Args().Tail()
@@ -115,13 +115,13 @@ func execProcess(c *cli.Context, st *container.State) (*specs.Process, error) {
 		uid, gid, _ := strings.Cut(u, ":")
 		n, err := strconv.ParseUint(uid, 10, 32)
 		if err != nil {
-			return nil, policy.Errorf(policy.CodeConfigInvalid, "--user %q: want UID[:GID]", u)
+			return nil, errcode.Errorf(errcode.ConfigInvalid, "--user %q: want UID[:GID]", u)
 		}
 		p.User = specs.User{UID: uint32(n)}
 		if gid != "" {
 			g, err := strconv.ParseUint(gid, 10, 32)
 			if err != nil {
-				return nil, policy.Errorf(policy.CodeConfigInvalid, "--user %q: want UID[:GID]", u)
+				return nil, errcode.Errorf(errcode.ConfigInvalid, "--user %q: want UID[:GID]", u)
 			}
 			p.User.GID = uint32(g)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/sbxrun/sbxrun/errcode"
 	"github.com/sbxrun/sbxrun/host"
 	"github.com/sbxrun/sbxrun/policy"
 	"github.com/sbxrun/sbxrun/profiles"
@@ -29,7 +30,7 @@ func explainCommand() *cli.Command {
 func runExplain(c *cli.Context) error {
 	t, ok := profiles.Lookup(c.String("tier"))
 	if !ok {
-		return policy.Errorf(policy.CodeProfileUnknown, "unknown tier %q (one of %s)", c.String("tier"), strings.Join(profiles.Builtin().Names(), ", "))
+		return errcode.Errorf(errcode.ProfileUnknown, "unknown tier %q (one of %s)", c.String("tier"), strings.Join(profiles.Builtin().Names(), ", "))
 	}
 	cfg, err := readConfig(c.String("config"))
 	if err != nil {

@@ -5,8 +5,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/sbxrun/sbxrun/errcode"
 	"github.com/sbxrun/sbxrun/hooks"
-	"github.com/sbxrun/sbxrun/policy"
 )
 
 func hookCommand() *cli.Command {
@@ -16,7 +16,7 @@ func hookCommand() *cli.Command {
 		ArgsUsage: "STAGE (prestart, createRuntime, createContainer, startContainer, poststart, poststop)",
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
-				return policy.Errorf(policy.CodeConfigInvalid, "hook takes one stage")
+				return errcode.Errorf(errcode.ConfigInvalid, "hook takes one stage")
 			}
 			st, err := hooks.ReadState(os.Stdin)
 			if err != nil {

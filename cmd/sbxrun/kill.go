@@ -7,7 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 
-	"github.com/sbxrun/sbxrun/policy"
+	"github.com/sbxrun/sbxrun/errcode"
 )
 
 func killCommand() *cli.Command {
@@ -18,7 +18,7 @@ func killCommand() *cli.Command {
 		Flags:     []cli.Flag{&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "signal every process of the container"}},
 		Action: func(c *cli.Context) error {
 			if c.NArg() < 1 || c.NArg() > 2 {
-				return policy.Errorf(policy.CodeConfigInvalid, "kill takes a container id and an optional signal")
+				return errcode.Errorf(errcode.ConfigInvalid, "kill takes a container id and an optional signal")
 			}
 			sig := unix.SIGTERM
 			if c.NArg() == 2 {
@@ -36,7 +36,7 @@ func killCommand() *cli.Command {
 func parseSignal(s string) (unix.Signal, error) {
 	if n, err := strconv.Atoi(s); err == nil {
 		if n <= 0 || n > 64 {
-			return 0, policy.Errorf(policy.CodeConfigInvalid, "signal %d out of range", n)
+			return 0, errcode.Errorf(errcode.ConfigInvalid, "signal %d out of range", n)
 		}
 		return unix.Signal(n), nil
 	}
@@ -47,5 +47,5 @@ func parseSignal(s string) (unix.Signal, error) {
 	if sig := unix.SignalNum(name); sig != 0 {
 		return sig, nil
 	}
-	return 0, policy.Errorf(policy.CodeConfigInvalid, "unknown signal %q", s)
+	return 0, errcode.Errorf(errcode.ConfigInvalid, "unknown signal %q", s)
 }

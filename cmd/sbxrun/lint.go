@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/sbxrun/sbxrun/enforce"
+	"github.com/sbxrun/sbxrun/errcode"
 	"github.com/sbxrun/sbxrun/policy"
 	"github.com/sbxrun/sbxrun/specgen"
 )
@@ -44,34 +45,34 @@ func readSpec(path string) (*specs.Spec, error) {
 	} else {
 		f, err := os.Open(path)
 		if err != nil {
-			return nil, policy.Errorf(policy.CodeSpecInvalid, "reading spec: %v", err)
+			return nil, errcode.Errorf(errcode.SpecInvalid, "reading spec: %v", err)
 		}
 		defer f.Close()
 		r = f
 	}
 	data, err := io.ReadAll(io.LimitReader(r, maxSpecBytes+1))
 	if err != nil {
-		return nil, policy.Errorf(policy.CodeSpecInvalid, "reading spec: %v", err)
+		return nil, errcode.Errorf(errcode.SpecInvalid, "reading spec: %v", err)
 	}
 	if len(data) > maxSpecBytes {
-		return nil, policy.Errorf(policy.CodeSpecInvalid, "spec is larger than %d bytes", maxSpecBytes)
+		return nil, errcode.Errorf(errcode.SpecInvalid, "spec is larger than %d bytes", maxSpecBytes)
 	}
 	var s specs.Spec
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
-		return nil, policy.Errorf(policy.CodeSpecInvalid, "parsing spec: %v", err)
+		return nil, errcode.Errorf(errcode.SpecInvalid, "parsing spec: %v", err)
 	}
 	return &s, nil
 }
 
 func runLint(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return policy.Errorf(policy.CodeConfigInvalid, "lint takes one spec file (or - for stdin)")
+		return errcode.Errorf(errcode.ConfigInvalid, "lint takes one spec file (or - for stdin)")
 	}
 	format := c.String("format")
 	if format != "text" && format != "json" {
-		return policy.Errorf(policy.CodeConfigInvalid, "--format must be text or json")
+		return errcode.Errorf(errcode.ConfigInvalid, "--format must be text or json")
 	}
 	s, err := readSpec(c.Args().First())
 	if err != nil {
@@ -82,7 +83,7 @@ func runLint(c *cli.Context) error {
 		tier = s.Annotations[specgen.AnnotationTier]
 	}
 	if tier == "" {
-		return policy.Errorf(policy.CodeProfileUnknown, "no --tier given and the spec has no %s annotation", specgen.AnnotationTier)
+		return errcode.Errorf(errcode.ProfileUnknown, "no --tier given and the spec has no %s annotation", specgen.AnnotationTier)
 	}
 	cfg, err := readConfig(c.String("config"))
 	if err != nil {
@@ -109,7 +110,7 @@ func runLint(c *cli.Context) error {
 		}
 	}
 	if len(vs) > 0 {
-		return policy.Errorf(policy.CodeSpecNoncompliant, "%d violation(s) of tier %s", len(vs), g.Tier)
+		return errcode.Errorf(errcode.SpecNoncompliant, "%d violation(s) of tier %s", len(vs), g.Tier)
 	}
 	if format == "text" {
 		fmt.Printf("ok: complies with tier %s\n", g.Tier)

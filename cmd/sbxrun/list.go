@@ -8,7 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/sbxrun/sbxrun/container"
-	"github.com/sbxrun/sbxrun/policy"
+	"github.com/sbxrun/sbxrun/errcode"
 )
 
 func listCommand() *cli.Command {
@@ -36,7 +36,7 @@ func listCommand() *cli.Command {
 			case c.String("format") == "json":
 				return printJSON(all)
 			case c.String("format") != "table":
-				return policy.Errorf(policy.CodeConfigInvalid, "--format must be table or json")
+				return errcode.Errorf(errcode.ConfigInvalid, "--format must be table or json")
 			}
 			w := tabwriter.NewWriter(stdout, 12, 1, 3, ' ', 0)
 			fmt.Fprintln(w, "ID\tPID\tSTATUS\tBUNDLE\tCREATED\tOWNER")

@@ -9,7 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/sbxrun/sbxrun/audit"
-	"github.com/sbxrun/sbxrun/policy"
+	"github.com/sbxrun/sbxrun/errcode"
 )
 
 func logCommand() *cli.Command {
@@ -53,7 +53,7 @@ func runLog(c *cli.Context) error {
 		return err
 	}
 	if d := c.Duration("since"); d < 0 {
-		return policy.Errorf(policy.CodeConfigInvalid, "--since must be positive")
+		return errcode.Errorf(errcode.ConfigInvalid, "--since must be positive")
 	}
 	filter := audit.Filter{BlockedOnly: c.Bool("blocked-only"), Connector: c.String("connector")}
 	if d := c.Duration("since"); d > 0 {

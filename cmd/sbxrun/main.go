@@ -16,7 +16,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/sbxrun/sbxrun/policy"
+	"github.com/sbxrun/sbxrun/errcode"
 )
 
 // version is set by the Makefile (-ldflags -X main.version=...).
@@ -106,17 +106,17 @@ func newApp() *cli.App {
 // usageError gives bad flags the same coded, one-line treatment as any
 // other bad input.
 func usageError(_ *cli.Context, err error, _ bool) error {
-	return policy.Errorf(policy.CodeConfigInvalid, "%v", err)
+	return errcode.Errorf(errcode.ConfigInvalid, "%v", err)
 }
 
 func setupLogging(c *cli.Context) error {
 	if c.Bool("systemd-cgroup") {
-		return policy.Errorf(policy.CodeConfigInvalid, "--systemd-cgroup is not supported: sbxrun drives cgroupfs directly; configure the engine's cgroup manager as cgroupfs")
+		return errcode.Errorf(errcode.ConfigInvalid, "--systemd-cgroup is not supported: sbxrun drives cgroupfs directly; configure the engine's cgroup manager as cgroupfs")
 	}
 	switch c.String("log-format") {
 	case "text", "json":
 	default:
-		return policy.Errorf(policy.CodeConfigInvalid, "--log-format must be text or json, not %q", c.String("log-format"))
+		return errcode.Errorf(errcode.ConfigInvalid, "--log-format must be text or json, not %q", c.String("log-format"))
 	}
 	var w io.Writer = os.Stderr
 	if p := c.String("log"); p != "" {
@@ -154,8 +154,8 @@ func globalArg(args []string, name, def string) string {
 }
 
 func printError(w io.Writer, format string, err error) {
-	code := policy.CodeOf(err)
-	var pe *policy.Error
+	code := errcode.Of(err)
+	var pe *errcode.Error
 	msg, details := err.Error(), []string(nil)
 	if errors.As(err, &pe) {
 		msg, details = pe.Msg, pe.Details
@@ -177,7 +177,7 @@ func printError(w io.Writer, format string, err error) {
 }
 
 func exitStatus(err error) int {
-	return policy.CodeOf(err).ExitStatus()
+	return errcode.Of(err).ExitStatus()
 }
 
 func homeDir() string {

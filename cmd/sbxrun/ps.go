@@ -9,7 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/sbxrun/sbxrun/policy"
+	"github.com/sbxrun/sbxrun/errcode"
 )
 
 func psCommand() *cli.Command {
@@ -20,7 +20,7 @@ func psCommand() *cli.Command {
 		Flags:     []cli.Flag{&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "table or json", Value: "table"}},
 		Action: func(c *cli.Context) error {
 			if c.NArg() < 1 {
-				return policy.Errorf(policy.CodeConfigInvalid, "ps takes a container id")
+				return errcode.Errorf(errcode.ConfigInvalid, "ps takes a container id")
 			}
 			pids, err := runtimeOf(c).Processes(c.Args().First())
 			if err != nil {
@@ -35,7 +35,7 @@ func psCommand() *cli.Command {
 			case "table":
 				return psTable(pids, c.Args().Tail())
 			}
-			return policy.Errorf(policy.CodeConfigInvalid, "--format must be table or json")
+			return errcode.Errorf(errcode.ConfigInvalid, "--format must be table or json")
 		},
 	}
 }
@@ -58,7 +58,7 @@ func psTable(pids []int, args []string) error {
 		}
 	}
 	if col < 0 {
-		return policy.Errorf(policy.CodeConfigInvalid, "ps output has no PID column")
+		return errcode.Errorf(errcode.ConfigInvalid, "ps output has no PID column")
 	}
 	in := map[int]bool{}
 	for _, p := range pids {

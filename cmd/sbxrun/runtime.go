@@ -16,6 +16,7 @@ import (
 	"github.com/sbxrun/sbxrun/authz"
 	"github.com/sbxrun/sbxrun/container"
 	"github.com/sbxrun/sbxrun/enforce"
+	"github.com/sbxrun/sbxrun/errcode"
 	"github.com/sbxrun/sbxrun/host"
 	"github.com/sbxrun/sbxrun/policy"
 	"github.com/sbxrun/sbxrun/specgen"
@@ -35,11 +36,11 @@ var idRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[\
 
 func containerID(c *cli.Context) (string, error) {
 	if c.NArg() != 1 {
-		return "", policy.Errorf(policy.CodeConfigInvalid, "%s takes exactly one container id", c.Command.Name)
+		return "", errcode.Errorf(errcode.ConfigInvalid, "%s takes exactly one container id", c.Command.Name)
 	}
 	id := c.Args().First()
 	if !idRE().MatchString(id) || id == "." || id == ".." {
-		return "", policy.Errorf(policy.CodeConfigInvalid, "invalid container id %q", id)
+		return "", errcode.Errorf(errcode.ConfigInvalid, "invalid container id %q", id)
 	}
 	return id, nil
 }
@@ -84,14 +85,14 @@ func prepareCreate(c *cli.Context, op string) (container.CreateOptions, error) {
 	}
 	data, err := os.ReadFile(filepath.Join(bundle, "config.json"))
 	if err != nil {
-		return o, policy.Errorf(policy.CodeSpecInvalid, "reading bundle spec: %v", err)
+		return o, errcode.Errorf(errcode.SpecInvalid, "reading bundle spec: %v", err)
 	}
 	var spec specs.Spec
 	if err := json.Unmarshal(data, &spec); err != nil {
-		return o, policy.Errorf(policy.CodeSpecInvalid, "parsing %s: %v", filepath.Join(bundle, "config.json"), err)
+		return o, errcode.Errorf(errcode.SpecInvalid, "parsing %s: %v", filepath.Join(bundle, "config.json"), err)
 	}
 	if spec.Process == nil || spec.Root == nil {
-		return o, policy.Errorf(policy.CodeSpecInvalid, "the spec needs process and root")
+		return o, errcode.Errorf(errcode.SpecInvalid, "the spec needs process and root")
 	}
 	enforced, err := enforceSpec(c, id, &spec, op)
 	if err != nil {
@@ -108,7 +109,7 @@ func enforceSpec(c *cli.Context, id string, spec *specs.Spec, op string) (*specs
 	log := auditLog(c)
 	rec := audit.Record{Kind: audit.KindSelection, Operation: op, Target: id, Result: audit.ResultAllowed}
 	refuse := func(err error) (*specs.Spec, error) {
-		rec.Kind, rec.Result, rec.Code = audit.KindRefusal, audit.ResultBlocked, string(policy.CodeOf(err))
+		rec.Kind, rec.Result, rec.Code = audit.KindRefusal, audit.ResultBlocked, string(errcode.Of(err))
 		rec.Reason, rec.Details = oneLineReason(err), details(err)
 		if _, aerr := log.Append(rec); aerr != nil {
 			return nil, fmt.Errorf("%w (and the refusal could not be audited: %v)", err, aerr)
@@ -120,7 +121,7 @@ func enforceSpec(c *cli.Context, id string, spec *specs.Spec, op string) (*specs
 	finish := func(out *specs.Spec) (*specs.Spec, error) {
 		changes, err := container.Compat(out)
 		if err != nil {
-			return refuse(policy.Errorf(policy.CodeSpecNoncompliant, "%v", err))
+			return refuse(errcode.Errorf(errcode.SpecNoncompliant, "%v", err))
 		}
 		rec.Details = append(rec.Details, changes...)
 		if _, err := log.Append(rec); err != nil {
@@ -191,7 +192,7 @@ func enforceSpec(c *cli.Context, id string, spec *specs.Spec, op string) (*specs
 		// This runtime is what enforces process_exec=deny, through the
 		// Landlock exec shim; without Landlock it refuses instead.
 		if facts.LandlockABI == 0 {
-			return refuse(policy.Errorf(policy.CodeUnenforceable, "tier %s needs process_exec=deny and this kernel has no Landlock", tier))
+			return refuse(errcode.Errorf(errcode.Unenforceable, "tier %s needs process_exec=deny and this kernel has no Landlock", tier))
 		}
 		unenforced = nil
 		for _, u := range g.Unenforced {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/sbxrun/sbxrun/errcode"
 	"github.com/sbxrun/sbxrun/policy"
 	"github.com/sbxrun/sbxrun/seatbelt"
 )
@@ -39,7 +40,7 @@ func seatbeltCommand() *cli.Command {
 					Argv    []string         `json:"argv"`
 				}{p.Text, p.Params, p.Argv(nil)})
 			default:
-				return policy.Errorf(policy.CodeConfigInvalid, "--format must be sbpl, argv or json")
+				return errcode.Errorf(errcode.ConfigInvalid, "--format must be sbpl, argv or json")
 			}
 			return err
 		},
@@ -89,7 +90,7 @@ func seatbeltProfile(c *cli.Context, op string) (*seatbelt.Profile, *policy.Gran
 	switch preset {
 	case seatbelt.PresetNone, seatbelt.PresetAgent, seatbelt.PresetCapture:
 	default:
-		return nil, nil, policy.Errorf(policy.CodeConfigInvalid, "--preset must be agent or capture, not %q", preset)
+		return nil, nil, errcode.Errorf(errcode.ConfigInvalid, "--preset must be agent or capture, not %q", preset)
 	}
 	p, err := seatbelt.Generate(g, seatbelt.Options{ProjectRoot: project, Home: homeDir(), TmpDir: os.TempDir(),
 		Preset: preset, Tag: c.String("tag"), ProxyPort: c.Int("proxy-port"), Localhost: c.Bool("localhost")})
@@ -98,7 +99,7 @@ func seatbeltProfile(c *cli.Context, op string) (*seatbelt.Profile, *policy.Gran
 
 func runSeatbeltLint(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return policy.Errorf(policy.CodeConfigInvalid, "seatbelt lint takes one profile file (or -)")
+		return errcode.Errorf(errcode.ConfigInvalid, "seatbelt lint takes one profile file (or -)")
 	}
 	var data []byte
 	var err error
@@ -108,18 +109,18 @@ func runSeatbeltLint(c *cli.Context) error {
 		data, err = os.ReadFile(f)
 	}
 	if err != nil {
-		return policy.Errorf(policy.CodeConfigInvalid, "reading profile: %v", err)
+		return errcode.Errorf(errcode.ConfigInvalid, "reading profile: %v", err)
 	}
 	params, err := seatbelt.ParseDefines(c.StringSlice("D"))
 	if err != nil {
-		return policy.Errorf(policy.CodeConfigInvalid, "%v", err)
+		return errcode.Errorf(errcode.ConfigInvalid, "%v", err)
 	}
 	findings := seatbelt.Lint(string(data), params)
 	for _, f := range findings {
 		fmt.Fprintln(stdout, f)
 	}
 	if len(findings) > 0 {
-		return policy.Errorf(policy.CodeSpecNoncompliant, "%d finding(s) in the profile", len(findings))
+		return errcode.Errorf(errcode.SpecNoncompliant, "%d finding(s) in the profile", len(findings))
 	}
 	fmt.Fprintln(stdout, "ok: profile is clean")
 	return nil
@@ -127,7 +128,7 @@ func runSeatbeltLint(c *cli.Context) error {
 
 func runSeatbeltRun(c *cli.Context) error {
 	if c.NArg() == 0 {
-		return policy.Errorf(policy.CodeConfigInvalid, "seatbelt run needs a command after --")
+		return errcode.Errorf(errcode.ConfigInvalid, "seatbelt run needs a command after --")
 	}
 	p, g, err := seatbeltProfile(c, "seatbelt-run")
 	if err != nil {

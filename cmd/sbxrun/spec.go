@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/sbxrun/sbxrun/policy"
+	"github.com/sbxrun/sbxrun/errcode"
 	"github.com/sbxrun/sbxrun/specgen"
 )
 
@@ -33,7 +33,7 @@ func specCommand() *cli.Command {
 func runSpec(c *cli.Context) error {
 	format := c.String("format")
 	if format != "oci" && format != "seccomp" && format != "grants" {
-		return policy.Errorf(policy.CodeConfigInvalid, "--format must be oci, seccomp or grants, not %q", format)
+		return errcode.Errorf(errcode.ConfigInvalid, "--format must be oci, seccomp or grants, not %q", format)
 	}
 	out := c.String("output")
 	if out == "" {
@@ -44,7 +44,7 @@ func runSpec(c *cli.Context) error {
 	}
 	if out != "-" && !c.Bool("force") {
 		if _, err := os.Lstat(out); err == nil {
-			return policy.Errorf(policy.CodeConfigInvalid, "%s exists; remove it or pass --force", out)
+			return errcode.Errorf(errcode.ConfigInvalid, "%s exists; remove it or pass --force", out)
 		}
 	}
 	args := append(c.StringSlice("args"), c.Args().Slice()...)

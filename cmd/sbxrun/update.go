@@ -8,7 +8,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/urfave/cli/v2"
 
-	"github.com/sbxrun/sbxrun/policy"
+	"github.com/sbxrun/sbxrun/errcode"
 )
 
 func updateCommand() *cli.Command {
@@ -41,10 +41,10 @@ func runUpdate(c *cli.Context) error {
 			data, err = os.ReadFile(f)
 		}
 		if err != nil {
-			return policy.Errorf(policy.CodeConfigInvalid, "reading resources: %v", err)
+			return errcode.Errorf(errcode.ConfigInvalid, "reading resources: %v", err)
 		}
 		if err := json.Unmarshal(data, res); err != nil {
-			return policy.Errorf(policy.CodeConfigInvalid, "parsing resources: %v", err)
+			return errcode.Errorf(errcode.ConfigInvalid, "parsing resources: %v", err)
 		}
 	}
 	if c.IsSet("memory") {
@@ -77,7 +77,7 @@ func runUpdate(c *cli.Context) error {
 	}
 	if g != nil && g.Limits.Cgroups {
 		over := func(what string, got, max int64) error {
-			return policy.Errorf(policy.CodePolicyConflict, "%s %d is above tier %s's %d", what, got, g.Tier, max)
+			return errcode.Errorf(errcode.PolicyConflict, "%s %d is above tier %s's %d", what, got, g.Tier, max)
 		}
 		if res.Memory != nil && res.Memory.Limit != nil && (*res.Memory.Limit <= 0 || *res.Memory.Limit > g.Limits.MemoryBytes) {
 			return over("memory", *res.Memory.Limit, g.Limits.MemoryBytes)
@@ -93,7 +93,7 @@ func runUpdate(c *cli.Context) error {
 			}
 			q := *res.CPU.Quota
 			if q <= 0 || period == 0 || q*int64(g.Limits.CPUPeriod) > g.Limits.CPUQuota*int64(period) {
-				return policy.Errorf(policy.CodePolicyConflict, "cpu quota %d/%d is above tier %s's %d/%d", q, period, g.Tier, g.Limits.CPUQuota, g.Limits.CPUPeriod)
+				return errcode.Errorf(errcode.PolicyConflict, "cpu quota %d/%d is above tier %s's %d/%d", q, period, g.Tier, g.Limits.CPUQuota, g.Limits.CPUPeriod)
 			}
 		}
 	}

@@ -22,6 +22,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/sbxrun/sbxrun/errcode"
 	"github.com/sbxrun/sbxrun/host"
 	"github.com/sbxrun/sbxrun/policy"
 	"github.com/sbxrun/sbxrun/specgen"
@@ -187,7 +188,7 @@ func TestStrictEnvIsBaselineOnly(t *testing.T) {
 	t.Setenv("LANG", "C.UTF-8")
 	cfg := &policy.Config{}
 	cfg.Env.Pass = []string{"LANG"}
-	if _, err := policy.Compile("strict", cfg, host.Probe(host.Options{}), nil); policy.CodeOf(err) != policy.CodePolicyConflict {
+	if _, err := policy.Compile("strict", cfg, host.Probe(host.Options{}), nil); errcode.Of(err) != errcode.PolicyConflict {
 		t.Fatalf("strict with env.pass: got %v, want SANDBOX_POLICY_CONFLICT", err)
 	}
 	r := probe(t, compile(t, "strict", nil))

@@ -117,27 +117,11 @@ func (e *enforcer) process() {
 }
 
 func (e *enforcer) env() {
-	mode := e.g.Access.EnvAccess
-	cat := profiles.Builtin()
-	keep := envBaseline()
-	var env, dropped []string
-	for _, kv := range e.in.Process.Env {
-		name, _, _ := strings.Cut(kv, "=")
-		switch {
-		case mode == profiles.Allow:
-		case policy.LooksSecret(name, cat.Env.SecretPatterns):
-			dropped = append(dropped, name)
-			continue
-		case mode == profiles.Deny && !keep[name]:
-			dropped = append(dropped, name)
-			continue
-		}
-		env = append(env, kv)
-	}
+	env, dropped := e.g.Env.Filter.Apply(e.in.Process.Env)
 	e.out.Process.Env = env
 	if len(dropped) > 0 {
 		sort.Strings(dropped)
-		e.change("process.env: dropped %s (env_access=%s)", strings.Join(dropped, ", "), mode)
+		e.change("process.env: dropped %s (env_access=%s)", strings.Join(dropped, ", "), e.g.Env.Filter.Mode)
 	}
 }
 
@@ -270,7 +254,7 @@ func grantFor(g *policy.Grants, src string) (policy.PathGrant, bool) {
 }
 
 func (e *enforcer) mounts() {
-	forbidden := profiles.Builtin().Paths.ForbiddenSources
+	forbidden := e.g.FS.Forbidden
 	for i, m := range e.in.Mounts {
 		p := fmt.Sprintf("$.mounts[%d]", i)
 		dst := path.Clean(m.Destination)
@@ -429,17 +413,6 @@ func (e *enforcer) annotations() {
 		ann[k] = v
 	}
 	e.out.Annotations = ann
-}
-
-// envBaseline are the variable names a sandbox keeps at env_access=deny:
-// the tier baseline, plus TERM, HOSTNAME and container, which engines set
-// and which carry nothing of the caller.
-func envBaseline() map[string]bool {
-	keep := map[string]bool{"TERM": true, "HOSTNAME": true, "container": true}
-	for _, b := range profiles.Builtin().Env.Baseline {
-		keep[b.Name] = true
-	}
-	return keep
 }
 
 func union(a, b []string) []string {

@@ -13,7 +13,6 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/sbxrun/sbxrun/policy"
-	"github.com/sbxrun/sbxrun/profiles"
 	"github.com/sbxrun/sbxrun/specgen"
 )
 
@@ -150,20 +149,17 @@ func (l *linter) rlimits(p *specs.Process) {
 }
 
 func (l *linter) env(p *specs.Process) {
-	mode := l.g.Access.EnvAccess
-	if mode == profiles.Allow {
-		return
-	}
-	cat := profiles.Builtin()
-	baseline := envBaseline()
+	f := l.g.Env.Filter
 	for i, kv := range p.Env {
 		name, _, _ := strings.Cut(kv, "=")
 		path := fmt.Sprintf("$.process.env[%d]", i)
-		switch {
-		case policy.LooksSecret(name, cat.Env.SecretPatterns):
-			l.add(VEnvSecret, path, "%s looks like a credential; env_access=%s drops it", name, mode)
-		case mode == profiles.Deny && !baseline[name]:
-			l.add(VEnvNotAllowed, path, "%s: env_access is deny; only %s may be set", name, strings.Join(sortedKeys(baseline), ", "))
+		switch f.Check(name) {
+		case policy.EnvSecret:
+			l.add(VEnvSecret, path, "%s looks like a credential; env_access=%s drops it", name, f.Mode)
+		case policy.EnvDenied:
+			l.add(VEnvNotAllowed, path, "%s matches a denied pattern (%s)", name, strings.Join(f.Deny, ", "))
+		case policy.EnvNotAllowed:
+			l.add(VEnvNotAllowed, path, "%s: env_access is deny; only %s may be set", name, strings.Join(f.Keep, ", "))
 		}
 	}
 }
@@ -299,13 +295,4 @@ func ruleCovered(grants []grantRule, args []specs.LinuxSeccompArg) bool {
 		}
 	}
 	return false
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -8,7 +8,6 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/sbxrun/sbxrun/policy"
-	"github.com/sbxrun/sbxrun/profiles"
 )
 
 func hasOpt(opts []string, names ...string) bool {
@@ -40,7 +39,7 @@ func sameMount(a, b specs.Mount) bool {
 
 func (l *linter) mounts() {
 	expected := l.ref.Mounts
-	forbidden := profiles.Builtin().Paths.ForbiddenSources
+	forbidden := l.g.FS.Forbidden
 	for i, m := range l.s.Mounts {
 		known := false
 		for _, e := range expected {

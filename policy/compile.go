@@ -92,6 +92,7 @@ func CompileWith(cat *profiles.Catalog, tierName string, cfg *Config, facts Host
 	c.network()
 	c.env()
 	c.limits()
+	c.ipc()
 	c.process()
 	if err := c.syscalls(); err != nil {
 		return nil, err
@@ -311,7 +312,7 @@ func (c *compiler) fs() {
 	c.g.FS.RootfsReadonly = a.FSWrite != profiles.Allow
 	c.g.FS.TmpNoexec = a.ProcessExec == profiles.Deny
 	dests := map[string]string{}
-	add := func(field string, m PathMount, writable bool) {
+	add := func(field string, m PathMount, writable, system bool) {
 		if !c.checkSource(field+".source", m.Source) {
 			return
 		}
@@ -330,7 +331,7 @@ func (c *compiler) fs() {
 			return
 		}
 		dests[dst] = m.Source
-		c.g.FS.Paths = append(c.g.FS.Paths, PathGrant{Source: m.Source, Destination: dst, Writable: writable})
+		c.g.FS.Paths = append(c.g.FS.Paths, PathGrant{Source: m.Source, Destination: dst, Writable: writable, System: system})
 	}
 	// Writes first so that a path declared both ways is mounted writable.
 	if len(c.cfg.FS.Write) > 0 && a.FSWrite == profiles.Deny {
@@ -348,22 +349,23 @@ func (c *compiler) fs() {
 				c.conflict("%s: %s is not inside any fs.read path: a sandbox may only write where it may read", field, m.Source)
 				continue
 			}
-			add(field, m, true)
+			add(field, m, true, false)
 		}
 	}
 	if len(c.cfg.FS.Read) > 0 && a.FSRead == profiles.Deny {
 		c.conflict("fs.read declares %d path(s) but fs_read is deny", len(c.cfg.FS.Read))
 	} else {
 		for i, m := range c.cfg.FS.Read {
-			add(fmt.Sprintf("fs.read[%d]", i), m, false)
+			add(fmt.Sprintf("fs.read[%d]", i), m, false, false)
 		}
 	}
 	if a.FSRead == profiles.Allow {
 		for _, d := range c.facts.HostSystemDirs {
-			add("host_system_dirs", PathMount{Source: d, Destination: "/run/host" + d}, false)
+			add("host_system_dirs", PathMount{Source: d, Destination: "/run/host" + d}, false, true)
 		}
 	}
 	sort.Slice(c.g.FS.Paths, func(i, j int) bool { return c.g.FS.Paths[i].Destination < c.g.FS.Paths[j].Destination })
+	c.g.FS.Forbidden = sortedSet(c.cat.Paths.ForbiddenSources)
 }
 
 // CheckHostPort validates an allowlist entry: host:port, where host is an IP
@@ -429,23 +431,6 @@ func (c *compiler) network() {
 	sort.Strings(c.g.Net.Allow)
 }
 
-// MatchAny reports whether name matches one of the glob patterns
-// (path.Match syntax; names never contain '/').
-func MatchAny(name string, patterns []string) bool {
-	for _, p := range patterns {
-		if ok, _ := path.Match(p, name); ok {
-			return true
-		}
-	}
-	return false
-}
-
-// LooksSecret reports whether an environment variable name matches a
-// credential pattern (case-insensitively).
-func LooksSecret(name string, patterns []string) bool {
-	return MatchAny(strings.ToUpper(name), patterns)
-}
-
 func validEnvName(n string) bool {
 	if n == "" {
 		return false
@@ -458,81 +443,23 @@ func validEnvName(n string) bool {
 	return true
 }
 
+// env compiles the environment: the baseline, plus every variable the
+// config declares that passes the tier's filter. The filter is compiled
+// into the grants so the runtime applies the same rule to incoming specs.
 func (c *compiler) env() {
-	rules := c.cat.Env
-	mode := c.g.Access.EnvAccess
+	declared := c.declaredEnv()
+	f := c.envFilter(declared)
 	vars := map[string]string{}
-	for _, b := range rules.Baseline {
+	for _, b := range c.cat.Env.Baseline {
 		vars[b.Name] = b.Value
-	}
-	for i, p := range c.cfg.Env.Deny {
-		if _, err := path.Match(p, ""); err != nil {
-			c.bad("env.deny[%d]: bad pattern %q", i, p)
-		}
-	}
-	for i, n := range c.cfg.Env.Allow {
-		if !validEnvName(n) {
-			c.bad("env.allow[%d]: %q is not a variable name", i, n)
-		}
-	}
-	declared := map[string]string{}
-	for n, v := range c.cfg.Env.Set {
-		if !validEnvName(n) || strings.ContainsRune(v, 0) {
-			c.bad("env.set: %q is not a variable name or its value has a NUL", n)
-			continue
-		}
-		declared[n] = v
-	}
-	for i, p := range c.cfg.Env.Pass {
-		if _, err := path.Match(p, ""); err != nil {
-			c.bad("env.pass[%d]: bad pattern %q", i, p)
-			continue
-		}
-		for n, v := range c.facts.Env {
-			if ok, _ := path.Match(p, n); ok {
-				if _, set := declared[n]; !set {
-					declared[n] = v
-				}
-			}
-		}
-	}
-	if mode == profiles.Filtered {
-		for n, v := range c.facts.Env {
-			if MatchAny(n, rules.FilteredPass) {
-				if _, set := declared[n]; !set {
-					declared[n] = v
-				}
-			}
-		}
-	}
-	if mode == profiles.Deny && (len(c.cfg.Env.Set) > 0 || len(c.cfg.Env.Pass) > 0) {
-		c.widen("env: variables declared but env_access is deny")
-	}
-	allowed := map[string]bool{}
-	for _, n := range c.cfg.Env.Allow {
-		allowed[n] = true
-		if mode != profiles.Allow && LooksSecret(n, rules.SecretPatterns) {
-			c.widen("env.allow: %s matches a credential pattern and would pass the filter", n)
-		}
 	}
 	var dropped []string
 	for n, v := range declared {
-		switch {
-		case MatchAny(n, c.cfg.Env.Deny):
+		if f.Check(n) != EnvPass {
 			dropped = append(dropped, n)
-		case mode == profiles.Deny:
-			// Reported above as a widening; with an override they pass the
-			// credential filter like filtered mode.
-			fallthrough
-		case mode == profiles.Filtered:
-			if LooksSecret(n, rules.SecretPatterns) && !allowed[n] {
-				dropped = append(dropped, n)
-				continue
-			}
-			vars[n] = v
-		default:
-			vars[n] = v
+			continue
 		}
+		vars[n] = v
 	}
 	names := make([]string, 0, len(vars))
 	for n := range vars {
@@ -545,12 +472,111 @@ func (c *compiler) env() {
 	}
 	sort.Strings(dropped)
 	c.g.Env.Dropped = dropped
+	c.g.Env.Filter = f
 	if len(dropped) > 0 {
 		c.note("env: dropped %d variable(s) by the credential filter or env.deny: %s", len(dropped), strings.Join(dropped, ", "))
 	}
 }
 
+// declaredEnv returns what the config asks to pass: env.set values, names
+// matching env.pass from the caller's environment, and at filtered the
+// tier's pass-through names (LANG, TERM, …) from the caller's environment.
+// Malformed entries are reported and skipped.
+func (c *compiler) declaredEnv() map[string]string {
+	declared := map[string]string{}
+	for n, v := range c.cfg.Env.Set {
+		if !validEnvName(n) || strings.ContainsRune(v, 0) {
+			c.bad("env.set: %q is not a variable name or its value has a NUL", n)
+			continue
+		}
+		declared[n] = v
+	}
+	fromCaller := func(patterns []string) {
+		for n, v := range c.facts.Env {
+			if _, set := declared[n]; !set && MatchAny(n, patterns) {
+				declared[n] = v
+			}
+		}
+	}
+	for i, p := range c.cfg.Env.Pass {
+		if _, err := path.Match(p, ""); err != nil {
+			c.bad("env.pass[%d]: bad pattern %q", i, p)
+			continue
+		}
+		fromCaller([]string{p})
+	}
+	if c.g.Access.EnvAccess == profiles.Filtered {
+		fromCaller(c.cat.Env.FilteredPass)
+	}
+	return declared
+}
+
+// envFilter builds the tier's filter, narrowed or (with an override)
+// widened by the config.
+func (c *compiler) envFilter(declared map[string]string) EnvFilter {
+	mode := c.g.Access.EnvAccess
+	f := EnvFilter{Mode: mode, Secret: append([]string{}, c.cat.Env.SecretPatterns...)}
+	for _, b := range c.cat.Env.Baseline {
+		f.Keep = append(f.Keep, b.Name)
+	}
+	f.Keep = append(f.Keep, c.cat.Env.EngineNames...)
+	if mode == profiles.Deny && (len(c.cfg.Env.Set) > 0 || len(c.cfg.Env.Pass) > 0) {
+		// With an override the declared names are kept; the credential
+		// filter still applies to them.
+		c.widen("env: variables declared but env_access is deny")
+		for n := range declared {
+			f.Keep = append(f.Keep, n)
+		}
+	}
+	for i, p := range c.cfg.Env.Deny {
+		if _, err := path.Match(p, ""); err != nil {
+			c.bad("env.deny[%d]: bad pattern %q", i, p)
+			continue
+		}
+		f.Deny = append(f.Deny, p)
+	}
+	for i, n := range c.cfg.Env.Allow {
+		if !validEnvName(n) {
+			c.bad("env.allow[%d]: %q is not a variable name", i, n)
+			continue
+		}
+		if mode != profiles.Allow && LooksSecret(n, f.Secret) {
+			c.widen("env.allow: %s matches a credential pattern and would pass the filter", n)
+		}
+		f.Allow = append(f.Allow, n)
+	}
+	f.Keep, f.Secret, f.Allow, f.Deny = sortedSet(f.Keep), sortedSet(f.Secret), sortedSet(f.Allow), sortedSet(f.Deny)
+	return f
+}
+
+func sortedSet(in []string) []string {
+	if len(in) == 0 {
+		return nil
+	}
+	seen := map[string]bool{}
+	out := make([]string, 0, len(in))
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// MinMemoryBytes is the smallest memory limit a sandbox may have: below it
+// the container's init cannot start, so the kernel would kill it while the
+// runtime sets it up (the same floor as docker's).
+const MinMemoryBytes = 6 << 20
+
+// limits compiles the cgroup ceilings and the rlimits.
 func (c *compiler) limits() {
+	c.cgroupLimits()
+	c.rlimits()
+}
+
+func (c *compiler) cgroupLimits() {
 	l := &c.g.Limits
 	t := c.tier.Limits
 	l.MemoryBytes, l.Pids, l.TmpBytes = t.MemoryBytes, t.Pids, t.TmpBytes
@@ -572,21 +598,28 @@ func (c *compiler) limits() {
 	lower("pids", &l.Pids, c.cfg.Limits.Pids)
 	lower("tmp", &l.TmpBytes, int64(c.cfg.Limits.Tmp))
 	lower("cpus", &cpuMillis, int64(c.cfg.Limits.CPUs))
+	if l.MemoryBytes < MinMemoryBytes {
+		c.bad("limits.memory: %d is below the minimum of %d bytes a container needs to start", l.MemoryBytes, MinMemoryBytes)
+	}
 	l.CPUPeriod = cpuPeriodUs
 	l.CPUQuota = cpuMillis * cpuPeriodUs / 1000
-	switch c.g.Access.IPC {
-	case profiles.Deny:
-		l.ShmBytes = deniedShmBytes
-	default:
-		l.ShmBytes = scopedShmBytes
-	}
-	c.g.IPC = IPCGrants{Syscalls: c.g.Access.IPC != profiles.Deny, ShmWritable: c.g.Access.IPC != profiles.Deny}
 	l.Cgroups = c.facts.CgroupLimits
 	if l.Cgroups && c.facts.SwapAccounting {
 		// memory+swap equal to memory: the sandbox cannot spill to swap.
 		l.SwapBytes = l.MemoryBytes
 	}
+	if !l.Cgroups {
+		c.note("limits: no cgroup limits on this host; pids limit %d applied as RLIMIT_NPROC", l.Pids)
+		c.g.Unenforced = append(c.g.Unenforced,
+			fmt.Sprintf("limits.memory=%d: not enforced, no cgroup delegation for this caller", l.MemoryBytes),
+			fmt.Sprintf("limits.cpus=%d/1000: not enforced, no cgroup delegation for this caller", cpuMillis))
+	}
+}
 
+// rlimits compiles the tier's rlimits, lowered by the config and capped at
+// the host's hard limits, which no process can raise.
+func (c *compiler) rlimits() {
+	l := &c.g.Limits
 	rl := map[string]Rlimit{}
 	tierHas := map[string]uint64{}
 	for _, r := range c.tier.Rlimits {
@@ -618,16 +651,11 @@ func (c *compiler) limits() {
 		rl[typ] = Rlimit{Type: typ, Soft: want.Soft, Hard: want.Hard}
 	}
 	if !l.Cgroups {
-		// No cgroup limits here: a pids ceiling can still come from
-		// RLIMIT_NPROC, which the kernel counts per user namespace.
-		cur, ok := rl["RLIMIT_NPROC"]
-		if !ok || cur.Hard > uint64(l.Pids) {
+		// No pids cgroup here: the ceiling comes from RLIMIT_NPROC, which
+		// the kernel counts per user namespace.
+		if cur, ok := rl["RLIMIT_NPROC"]; !ok || cur.Hard > uint64(l.Pids) {
 			rl["RLIMIT_NPROC"] = Rlimit{Type: "RLIMIT_NPROC", Soft: uint64(l.Pids), Hard: uint64(l.Pids)}
 		}
-		c.note("limits: no cgroup limits on this host; pids limit %d applied as RLIMIT_NPROC", l.Pids)
-		c.g.Unenforced = append(c.g.Unenforced,
-			fmt.Sprintf("limits.memory=%d: not enforced, no cgroup delegation for this caller", l.MemoryBytes),
-			fmt.Sprintf("limits.cpus=%d/1000: not enforced, no cgroup delegation for this caller", cpuMillis))
 	}
 	if r, ok := rl["RLIMIT_NPROC"]; ok && c.g.Identity.UID == 0 && !c.g.Identity.UserNamespace {
 		// Without a user namespace container uid 0 is host root, whose
@@ -640,9 +668,7 @@ func (c *compiler) limits() {
 		if hostHard, ok := c.facts.HardRlimits[typ]; ok && r.Hard > hostHard {
 			c.note("limits: %s lowered from %d to the host's hard limit %d", typ, r.Hard, hostHard)
 			r.Hard = hostHard
-			if r.Soft > r.Hard {
-				r.Soft = r.Hard
-			}
+			r.Soft = min(r.Soft, r.Hard)
 			rl[typ] = r
 		}
 	}
@@ -651,6 +677,17 @@ func (c *compiler) limits() {
 		l.Rlimits = append(l.Rlimits, r)
 	}
 	sort.Slice(l.Rlimits, func(i, j int) bool { return l.Rlimits[i].Type < l.Rlimits[j].Type })
+}
+
+// ipc compiles the IPC decisions: System V and mqueue syscalls and a
+// writable /dev/shm only below ipc=deny.
+func (c *compiler) ipc() {
+	allowed := c.g.Access.IPC != profiles.Deny
+	c.g.IPC = IPCGrants{Syscalls: allowed, ShmWritable: allowed}
+	c.g.Limits.ShmBytes = deniedShmBytes
+	if allowed {
+		c.g.Limits.ShmBytes = scopedShmBytes
+	}
 }
 
 func (c *compiler) process() {

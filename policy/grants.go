@@ -4,7 +4,7 @@ import "github.com/sbxrun/sbxrun/profiles"
 
 // GrantsVersion is the schema version of Grants as printed by
 // `sbxrun spec --format grants`.
-const GrantsVersion = 1
+const GrantsVersion = 2
 
 // Grants is the one intermediate form between tiers and backends. It is
 // OS-neutral: specgen turns it into an OCI runtime spec, seatbelt into an
@@ -116,6 +116,9 @@ type PathGrant struct {
 	Source      string `json:"source"`
 	Destination string `json:"destination"`
 	Writable    bool   `json:"writable"`
+	// System marks a host system directory granted by fs_read=allow (under
+	// /run/host), as opposed to a path the config declared.
+	System bool `json:"system,omitempty"`
 }
 
 // FSGrants are filesystem decisions.
@@ -124,6 +127,10 @@ type FSGrants struct {
 	Paths          []PathGrant `json:"paths,omitempty"`
 	// TmpNoexec keeps scratch space from serving as an exec staging area.
 	TmpNoexec bool `json:"tmp_noexec"`
+	// Forbidden are host paths no sandbox may see, whatever else is granted:
+	// engine sockets, kernel interfaces, sbxrun's own state. Enforcement,
+	// lint and the seatbelt backend check against this list.
+	Forbidden []string `json:"forbidden"`
 }
 
 // NetGrants are network decisions. Mode is "none" (private netns,
@@ -150,10 +157,13 @@ type IPCGrants struct {
 type EnvVar = profiles.EnvVar
 
 // EnvGrants is the environment after filtering. Dropped names are reported,
-// never their values.
+// never their values. Filter is the rule that produced Vars; the runtime
+// applies the same rule to the environment of an incoming spec or an exec'd
+// process, so a variable passes or fails identically everywhere.
 type EnvGrants struct {
-	Vars    []EnvVar `json:"vars"`
-	Dropped []string `json:"dropped,omitempty"`
+	Vars    []EnvVar  `json:"vars"`
+	Dropped []string  `json:"dropped,omitempty"`
+	Filter  EnvFilter `json:"filter"`
 }
 
 // SyscallArg is an argument condition.

@@ -159,6 +159,10 @@ type EnvVar struct {
 type EnvRules struct {
 	// Baseline is what every sandbox gets, whatever env_access says.
 	Baseline []EnvVar `json:"baseline"`
+	// EngineNames are variables engines set per container (the terminal
+	// type, the hostname, podman's container marker): they carry nothing of
+	// the caller, so a sandbox keeps them even at env_access=deny.
+	EngineNames []string `json:"engine_names"`
 	// FilteredPass are the name patterns passed through at env_access=filtered
 	// without being declared.
 	FilteredPass []string `json:"filtered_pass"`

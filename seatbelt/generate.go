@@ -411,17 +411,7 @@ func (b *builder) fsRoots() error {
 // isHostSystemDirGrant recognises the /run/host mounts policy.Compile adds
 // at fs_read=allow for Linux containers. macOS needs no remapping: the
 // fs-read section grants its own system directories at that level.
-func isHostSystemDirGrant(p policy.PathGrant) bool {
-	if p.Writable || p.Destination != "/run/host"+p.Source {
-		return false
-	}
-	for _, d := range profiles.Builtin().Paths.HostSystemDirs {
-		if d == p.Source {
-			return true
-		}
-	}
-	return false
-}
+func isHostSystemDirGrant(p policy.PathGrant) bool { return p.System }
 
 func (b *builder) program() error {
 	args := b.g.Process.Args
@@ -530,7 +520,7 @@ func (b *builder) roots() []string {
 // check on resolved paths, where a symlink could have led elsewhere.
 func (b *builder) checkRoots() error {
 	var forbidden []string
-	for _, f := range profiles.Builtin().Paths.ForbiddenSources {
+	for _, f := range b.g.FS.Forbidden {
 		forbidden = append(forbidden, toPrivate(f))
 	}
 	for _, r := range append(b.roots(), ParamProgram) {

@@ -8,6 +8,14 @@
 // leaves a valid shorter chain; to detect it, keep the head hash that
 // `sbxrun log --verify` prints somewhere the sandbox cannot write.
 //
+// The hash covers the record's canonical encoding, not the bytes in the
+// file, so every reader (Verify, ReadAll, and Append when it chains onto
+// the last record) also requires each line to be byte-for-byte that
+// canonical encoding. Otherwise a line could say one thing to grep or to a
+// first-key-wins JSON reader and another to the hash: a duplicated key,
+// added whitespace, reordered keys, a \u escape for a plain character or a
+// CR before the newline would all decode to a record whose hash matches.
+//
 // Writers take an exclusive flock on the log for the read-last-record +
 // append, and write each record with one write(2) on an O_APPEND descriptor,
 // so concurrent writers never interleave or tear lines.
@@ -86,11 +94,21 @@ type Log struct {
 // paths that are nobody else's business).
 func Open(path string) *Log { return &Log{Path: path, now: time.Now} }
 
+// encode returns a record's canonical encoding: json.Marshal of the
+// Record, the form Append writes (without its newline) and the only form
+// readers accept. json.Marshal's HTML escaping (<, >, & as \u003c, \u003e,
+// \u0026) and its escaping of U+2028 and U+2029 are part of the canonical
+// form: logs already written that way keep verifying, and the writer, the
+// hash and the checkers all go through this one function.
+func encode(r Record) ([]byte, error) {
+	return json.Marshal(r)
+}
+
 // hashOf computes a record's hash: SHA-256 over the prev hash and the
 // canonical JSON of the record with Hash empty.
 func hashOf(r Record) (string, error) {
 	r.Hash = ""
-	b, err := json.Marshal(r)
+	b, err := encode(r)
 	if err != nil {
 		return "", err
 	}
@@ -133,7 +151,7 @@ func (l *Log) Append(r Record) (Record, error) {
 	if r.Hash, err = hashOf(r); err != nil {
 		return r, fmt.Errorf("hashing audit record: %w", err)
 	}
-	line, err := json.Marshal(r)
+	line, err := encode(r)
 	if err != nil {
 		return r, fmt.Errorf("encoding audit record: %w", err)
 	}
@@ -148,7 +166,12 @@ func (l *Log) Append(r Record) (Record, error) {
 	return r, nil
 }
 
-// lastRecord reads the final line of f (nil for an empty file).
+// lastRecord reads the final line of f (nil for an empty file). Append
+// chains onto what it returns, so it refuses a last line that is not a
+// canonical, current-version record whose hash matches its content:
+// extending a forged tail would bury the forgery under genuine records.
+// Earlier lines are left to Verify; reading them all on every append would
+// make each append cost the size of the log.
 func lastRecord(f *os.File) (*Record, error) {
 	st, err := f.Stat()
 	if err != nil {
@@ -176,11 +199,100 @@ func lastRecord(f *os.File) (*Record, error) {
 		return nil, errcode.Errorf(errcode.AuditTampered, "audit log %s ends in a partial record; run `sbxrun log --verify`", f.Name())
 	}
 	lines := bytes.Split(bytes.TrimSuffix(tail, []byte{'\n'}), []byte{'\n'})
-	var r Record
-	if err := json.Unmarshal(lines[len(lines)-1], &r); err != nil {
-		return nil, errcode.Errorf(errcode.AuditTampered, "audit log %s: last record unreadable: %v", f.Name(), err)
+	r, err := decodeLine(lines[len(lines)-1])
+	if err == nil {
+		err = checkSelf(r)
+	}
+	if err != nil {
+		return nil, errcode.Errorf(errcode.AuditTampered, "audit log %s: last record: %v; run `sbxrun log --verify`", f.Name(), err)
 	}
 	return &r, nil
+}
+
+// decodeLine decodes one line (without its newline) into a Record and
+// checks that the line is exactly the record's canonical encoding.
+func decodeLine(line []byte) (Record, error) {
+	var rec Record
+	if err := checkKeys(line); err != nil {
+		return rec, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rec); err != nil {
+		return rec, fmt.Errorf("not a valid record: %v", err)
+	}
+	canon, err := encode(rec)
+	if err != nil {
+		return rec, fmt.Errorf("re-encoding record: %v", err)
+	}
+	if !bytes.Equal(line, canon) {
+		return rec, fmt.Errorf("not in canonical form (differs from the encoding the writer produces at byte %d)", firstDiff(line, canon)+1)
+	}
+	return rec, nil
+}
+
+// checkKeys rejects a line whose top-level object names a key twice.
+// encoding/json keeps the last value while a first-key-wins reader or grep
+// sees the first, so the two would disagree on what the record says. The
+// canonical comparison catches this too; checking here names the key.
+// Nested objects are not walked: no Record field decodes from an object,
+// so any nested object fails decoding anyway.
+func checkKeys(line []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	tok, err := dec.Token()
+	if err != nil {
+		return fmt.Errorf("not a valid record: %v", err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return fmt.Errorf("not a valid record: not a JSON object")
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return fmt.Errorf("not a valid record: %v", err)
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return fmt.Errorf("not a valid record: object key is not a string")
+		}
+		if seen[key] {
+			return fmt.Errorf("duplicate key %q", key)
+		}
+		seen[key] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return fmt.Errorf("not a valid record: %v", err)
+		}
+	}
+	return nil
+}
+
+// firstDiff returns the offset of the first byte where a and b differ.
+func firstDiff(a, b []byte) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+// checkSelf checks what one record can prove on its own: its version and
+// that its hash matches its content and prev link.
+func checkSelf(rec Record) error {
+	if rec.V != Version {
+		return fmt.Errorf("record version %d, want %d", rec.V, Version)
+	}
+	want, err := hashOf(rec)
+	if err != nil {
+		return fmt.Errorf("hashing record: %v", err)
+	}
+	if want != rec.Hash {
+		return fmt.Errorf("record was modified (hash mismatch)")
+	}
+	return nil
 }
 
 // Summary describes a verified log.
@@ -189,38 +301,37 @@ type Summary struct {
 	Head  string
 }
 
-// ReadAll parses every record, strictly. It does not verify the chain.
+// ReadAll parses every record, strictly: each line must be the canonical
+// encoding of a record and end in a newline, so what `sbxrun log` displays
+// is exactly what Verify checks. It does not verify the chain.
 func ReadAll(r io.Reader) ([]Record, error) {
 	var out []Record
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for n := 1; sc.Scan(); n++ {
-		var rec Record
-		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&rec); err != nil {
-			return nil, errcode.Errorf(errcode.AuditTampered, "line %d: not a valid record: %v", n, err)
+	br := bufio.NewReader(r)
+	for n := 1; ; n++ {
+		line, err := br.ReadBytes('\n')
+		if errors.Is(err, io.EOF) {
+			if len(line) > 0 {
+				return nil, errcode.Errorf(errcode.AuditTampered, "line %d: partial record (the log does not end in a newline)", n)
+			}
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading audit log: %w", err)
+		}
+		rec, err := decodeLine(line[:len(line)-1])
+		if err != nil {
+			return nil, errcode.Errorf(errcode.AuditTampered, "line %d: %v", n, err)
 		}
 		out = append(out, rec)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading audit log: %w", err)
-	}
-	return out, nil
 }
 
-// Verify checks the whole chain: every record parses, has the current
-// version, the next sequence number, the previous record's hash, and a hash
-// that matches its content.
+// Verify checks the whole log: every line is the canonical encoding of a
+// record (see ReadAll), and every record has the current version, the next
+// sequence number, the previous record's hash, and a hash that matches its
+// content.
 func Verify(r io.Reader) (Summary, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return Summary{}, fmt.Errorf("reading audit log: %w", err)
-	}
-	if len(data) > 0 && data[len(data)-1] != '\n' {
-		return Summary{}, errcode.Errorf(errcode.AuditTampered, "the log ends in a partial record")
-	}
-	recs, err := ReadAll(bytes.NewReader(data))
+	recs, err := ReadAll(r)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -235,12 +346,8 @@ func Verify(r io.Reader) (Summary, error) {
 		case rec.Prev != prev:
 			return Summary{}, errcode.Errorf(errcode.AuditTampered, "line %d: chain broken (prev hash does not match line %d)", line, line-1)
 		}
-		want, err := hashOf(rec)
-		if err != nil {
-			return Summary{}, err
-		}
-		if want != rec.Hash {
-			return Summary{}, errcode.Errorf(errcode.AuditTampered, "line %d: record was modified (hash mismatch)", line)
+		if err := checkSelf(rec); err != nil {
+			return Summary{}, errcode.Errorf(errcode.AuditTampered, "line %d: %v", line, err)
 		}
 		prev = rec.Hash
 	}

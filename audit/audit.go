@@ -398,3 +398,35 @@ func (r Record) String() string {
 	}
 	return b.String()
 }
+
+// open opens the log for reading; a log that does not exist yet is empty.
+func (l *Log) open() (io.ReadCloser, error) {
+	f, err := os.Open(l.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		return io.NopCloser(bytes.NewReader(nil)), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening audit log: %w", err)
+	}
+	return f, nil
+}
+
+// ReadAll reads every record of the log (see ReadAll).
+func (l *Log) ReadAll() ([]Record, error) {
+	f, err := l.open()
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadAll(f)
+}
+
+// Verify verifies the whole log (see Verify).
+func (l *Log) Verify() (Summary, error) {
+	f, err := l.open()
+	if err != nil {
+		return Summary{}, err
+	}
+	defer f.Close()
+	return Verify(f)
+}

@@ -12,11 +12,13 @@
 package authz
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,11 +42,19 @@ type bindingsFile struct {
 // Bindings is the binding store in a state directory.
 type Bindings struct {
 	Dir string
-	now func() time.Time
+	// Owner is the uid the file and its directory must belong to: 0 for the
+	// system store, the caller's uid for a rootless caller's own.
+	Owner int
+	// Catalog names the tiers and their levels.
+	Catalog *profiles.Catalog
+	now     func() time.Time
 }
 
-// OpenBindings returns the store in dir (created on first write).
-func OpenBindings(dir string) *Bindings { return &Bindings{Dir: dir, now: time.Now} }
+// OpenBindings returns the store in dir (created on first write), trusted
+// only if owned by owner, with the tiers of cat.
+func OpenBindings(dir string, owner int, cat *profiles.Catalog) *Bindings {
+	return &Bindings{Dir: dir, Owner: owner, Catalog: cat, now: time.Now}
+}
 
 // connectorRE is compiled on first use (not at package init, which every
 // sbxrun process would pay for).
@@ -120,9 +130,9 @@ func (b *Bindings) Bind(connector, tierName string, authorize func() (*policy.Au
 	if err := CheckConnector(connector); err != nil {
 		return tr, nil, err
 	}
-	to, ok := profiles.Lookup(tierName)
+	to, ok := b.Catalog.Tier(tierName)
 	if !ok {
-		return tr, nil, errcode.Errorf(errcode.ProfileUnknown, "unknown tier %q (one of %v)", tierName, profiles.Builtin().Names())
+		return tr, nil, errcode.Errorf(errcode.ProfileUnknown, "unknown tier %q (one of %s)", tierName, strings.Join(b.Catalog.Names(), ", "))
 	}
 	tr.ToLevel = to.Level
 	var auth *policy.Authorization
@@ -134,8 +144,8 @@ func (b *Bindings) Bind(connector, tierName string, authorize func() (*policy.Au
 		var from *profiles.Tier
 		if cur, ok := f.Bindings[connector]; ok {
 			tr.From, tr.FromLevel = cur.Tier, cur.Level
-			if from, ok = profiles.Lookup(cur.Tier); !ok {
-				return errcode.Errorf(errcode.CompileError, "connector %s is bound to unknown tier %q; rebinding needs an override", connector, cur.Tier)
+			if from, ok = b.Catalog.Tier(cur.Tier); !ok {
+				return errcode.Errorf(errcode.StateUntrusted, "connector %s is bound to unknown tier %q; fix or remove %s", connector, cur.Tier, b.path())
 			}
 		}
 		tr.Kind = Classify(from, to)
@@ -154,7 +164,7 @@ func (b *Bindings) Bind(connector, tierName string, authorize func() (*policy.Au
 			}
 		}
 		f.Bindings[connector] = Binding{Tier: to.Name, Level: to.Level, Updated: b.now().UTC().Format(time.RFC3339)}
-		return writeJSONAtomic(filepath.Join(b.Dir, "bindings.json"), f, 0o644)
+		return writeJSONAtomic(b.path(), f, 0o644)
 	})
 	return tr, auth, err
 }
@@ -164,17 +174,25 @@ func downgrade(tr Transition) error {
 		tr.Connector, tr.From, tr.FromLevel, tr.To, tr.ToLevel)
 }
 
+func (b *Bindings) path() string { return filepath.Join(b.Dir, "bindings.json") }
+
+// read loads the bindings. A missing file is an empty store; a file someone
+// else could have written, or one that does not parse, is refused: it
+// decides tiers.
 func (b *Bindings) read() (*bindingsFile, error) {
 	f := &bindingsFile{Version: 1, Bindings: map[string]Binding{}}
-	data, err := os.ReadFile(filepath.Join(b.Dir, "bindings.json"))
-	if os.IsNotExist(err) {
-		return f, nil
+	if err := CheckTrusted(errcode.StateUntrusted, b.Owner, b.path()); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return f, nil
+		}
+		return nil, err
 	}
+	data, err := os.ReadFile(b.path())
 	if err != nil {
 		return nil, fmt.Errorf("reading bindings: %w", err)
 	}
 	if err := decodeStrict(data, f); err != nil {
-		return nil, errcode.Errorf(errcode.CompileError, "bindings file is corrupt: %v", err)
+		return nil, errcode.Errorf(errcode.StateUntrusted, "bindings file %s is corrupt: %v", b.path(), err)
 	}
 	if f.Bindings == nil {
 		f.Bindings = map[string]Binding{}

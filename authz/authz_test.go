@@ -9,12 +9,13 @@ import (
 
 	"github.com/sbxrun/sbxrun/errcode"
 	"github.com/sbxrun/sbxrun/policy"
+	"github.com/sbxrun/sbxrun/profiles"
 )
 
 func noAuth() (*policy.Authorization, error) { return nil, nil }
 
 func TestBindTransitions(t *testing.T) {
-	b := OpenBindings(t.TempDir())
+	b := OpenBindings(t.TempDir(), os.Geteuid(), profiles.Builtin())
 	steps := []struct {
 		tier, kind string
 		code       errcode.Code
@@ -51,7 +52,7 @@ func TestOverrideTokenAuthorizesOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := OpenBindings(filepath.Join(dir, "state"))
+	b := OpenBindings(filepath.Join(dir, "state"), os.Geteuid(), profiles.Builtin())
 	if _, _, err := b.Bind("a", "strict", noAuth); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestOverrideExpiresAndStoreTrust(t *testing.T) {
 }
 
 func TestConcurrentBindsKeepEveryConnector(t *testing.T) {
-	b := OpenBindings(t.TempDir())
+	b := OpenBindings(t.TempDir(), os.Geteuid(), profiles.Builtin())
 	var wg sync.WaitGroup
 	for i := 0; i < 20; i++ {
 		wg.Add(1)
@@ -115,5 +116,45 @@ func TestConcurrentBindsKeepEveryConnector(t *testing.T) {
 	ids, _, err := b.List()
 	if err != nil || len(ids) != 20 {
 		t.Errorf("after concurrent binds: %d bindings, %v", len(ids), err)
+	}
+}
+
+// TestBindingsTrust: the bindings file decides tiers, so one that someone
+// else could have written, or that does not parse, is refused rather than
+// read (a world-writable file could rebind a connector to permissive).
+func TestBindingsTrust(t *testing.T) {
+	dir := t.TempDir()
+	b := OpenBindings(dir, os.Geteuid(), profiles.Builtin())
+	if _, _, err := b.Bind("a", "strict", noAuth); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "bindings.json")
+	if _, ok, err := b.Get("a"); err != nil || !ok {
+		t.Fatalf("paired trusted read: %v %v", ok, err)
+	}
+	os.Chmod(file, 0o666)
+	if _, _, err := b.Get("a"); errcode.Of(err) != errcode.StateUntrusted {
+		t.Errorf("world-writable bindings read: %v", err)
+	}
+	os.Chmod(file, 0o644)
+	os.Chmod(dir, 0o777)
+	if _, _, err := b.Get("a"); errcode.Of(err) != errcode.StateUntrusted {
+		t.Errorf("bindings in a world-writable directory read: %v", err)
+	}
+	os.Chmod(dir, 0o700)
+	if _, _, err := OpenBindings(dir, os.Geteuid()+1, profiles.Builtin()).Get("a"); errcode.Of(err) != errcode.StateUntrusted {
+		t.Errorf("bindings owned by another uid read: %v", err)
+	}
+	os.WriteFile(file, []byte(`{"version":1,"bindings":{"a":{"tier":"strict"`), 0o644)
+	if _, _, err := b.Bind("a", "permissive", noAuth); errcode.Of(err) != errcode.StateUntrusted {
+		t.Errorf("corrupt bindings: %v", err)
+	}
+	os.WriteFile(file, []byte(`{"version":1,"bindings":{"a":{"tier":"lax","level":0,"updated":""}}}`), 0o644)
+	if _, _, err := b.Bind("a", "strict", noAuth); errcode.Of(err) != errcode.StateUntrusted {
+		t.Errorf("binding to an unknown tier: %v", err)
+	}
+	os.Remove(file)
+	if _, ok, err := b.Get("a"); err != nil || ok {
+		t.Errorf("a missing file is an empty store: %v %v", ok, err)
 	}
 }

@@ -3,27 +3,51 @@
 package authz
 
 import (
+	"errors"
 	"os"
+	"path/filepath"
 	"syscall"
 
 	"github.com/sbxrun/sbxrun/errcode"
 )
 
-// trusted refuses a token store that someone other than its owner could
-// have written: whoever can write the hash list can mint overrides.
-func (o *Overrides) trusted() error {
-	for _, p := range []string{o.Dir, o.path()} {
+// CheckTrusted refuses a file (and the directory holding it) that someone
+// other than owner could have written: it must be owned by owner, not be a
+// symlink, and not be writable by group or others. Every file that can
+// change a tier — the override token store, connector bindings, the
+// runtime's default tier — goes through this one rule: whoever can write
+// such a file can loosen a sandbox. A missing file is reported through
+// os.ErrNotExist so callers decide whether absence is fine.
+func CheckTrusted(code errcode.Code, owner int, file string) error {
+	for _, p := range []string{filepath.Dir(file), file} {
 		fi, err := os.Lstat(p)
-		if os.IsNotExist(err) {
-			return errcode.Errorf(errcode.OverrideInvalid, "no override tokens exist on this host (%s)", p)
-		}
 		if err != nil {
-			return errcode.Errorf(errcode.OverrideInvalid, "cannot check override token store: %v", err)
+			if os.IsNotExist(err) {
+				return errcode.Errorf(code, "%s: %w", p, os.ErrNotExist)
+			}
+			return errcode.Errorf(code, "cannot check %s: %v", p, err)
 		}
 		st, ok := fi.Sys().(*syscall.Stat_t)
-		if !ok || int(st.Uid) != o.Owner || fi.Mode()&os.ModeSymlink != 0 || fi.Mode().Perm()&0o022 != 0 {
-			return errcode.Errorf(errcode.OverrideInvalid, "override token store %s is not owned by uid %d or is writable by others; not trusted", p, o.Owner)
+		switch {
+		case !ok || fi.Mode()&os.ModeSymlink != 0:
+			return errcode.Errorf(code, "%s is a symlink; not trusted", p)
+		case int(st.Uid) != owner:
+			return errcode.Errorf(code, "%s is owned by uid %d, not %d; not trusted", p, st.Uid, owner)
+		case fi.Mode().Perm()&0o022 != 0:
+			return errcode.Errorf(code, "%s is writable by group or others (mode %04o); not trusted", p, fi.Mode().Perm())
+		case p == file && !fi.Mode().IsRegular():
+			return errcode.Errorf(code, "%s is not a regular file; not trusted", p)
 		}
 	}
 	return nil
+}
+
+// trusted refuses a token store that someone other than its owner could
+// have written: whoever can write the hash list can mint overrides.
+func (o *Overrides) trusted() error {
+	err := CheckTrusted(errcode.OverrideInvalid, o.Owner, o.path())
+	if errors.Is(err, os.ErrNotExist) {
+		return errcode.Errorf(errcode.OverrideInvalid, "no override tokens exist on this host (%s)", o.path())
+	}
+	return err
 }

@@ -59,6 +59,9 @@ type CreateOptions struct {
 	// InitialOnly enforces process_exec=deny: only the process's program
 	// (and its interpreter) may ever be executed (Landlock).
 	InitialOnly bool
+	// Attachments are files kept with the container's state for as long as
+	// it exists (e.g. the policy it was created under), by name.
+	Attachments map[string][]byte
 }
 
 // ExecOptions describe a process started in a running container.

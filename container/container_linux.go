@@ -79,8 +79,13 @@ func (r *Runtime) create(o CreateOptions) (*libcontainer.Container, error) {
 	c, err := libcontainer.Create(r.Root, o.ID, cfg)
 	if err != nil {
 		r.dropJournal(o.ID)
+		return nil, err
 	}
-	return c, err
+	if err := r.attach(o.ID, o.Attachments); err != nil {
+		r.destroy(c)
+		return nil, err
+	}
+	return c, nil
 }
 
 func newProcess(p *specs.Process, init bool) (*libcontainer.Process, error) {

@@ -3,16 +3,17 @@
 package container
 
 import (
-	"errors"
 	"os"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/sbxrun/sbxrun/errcode"
 )
 
 // errUnsupported: containers need Linux namespaces and libcontainer's cgo
 // nsenter; elsewhere (or in a build without cgo) sbxrun generates and lints
 // specs only, and says so rather than pretending to run anything.
-var errUnsupported = errors.New("running containers needs a Linux build with cgo")
+var errUnsupported = errcode.Errorf(errcode.Unenforceable, "running containers needs a Linux build with cgo")
 
 func (r *Runtime) Create(CreateOptions) error                 { return errUnsupported }
 func (r *Runtime) Run(CreateOptions, bool, IO) (int, error)   { return -1, errUnsupported }

@@ -288,11 +288,9 @@ func (e *enforcer) mounts() {
 
 func (e *enforcer) bind(p string, m specs.Mount, dst string, forbidden []string) {
 	src := path.Clean(m.Source)
-	for _, f := range forbidden {
-		if policy.Within(src, f) || policy.Within(f, src) {
-			e.refuse(p+".source", "%s exposes %s, which no tier may mount", m.Source, f)
-			return
-		}
+	if hit := exposes(src, forbidden); len(hit) > 0 {
+		e.refuse(p+".source", "%s exposes %s, which no tier may mount", m.Source, strings.Join(hit, ", "))
+		return
 	}
 	opts := []string{"rbind", "rprivate", "nosuid", "nodev"}
 	if e.g.Exec.InitialOnly {
@@ -413,6 +411,18 @@ func (e *enforcer) annotations() {
 		ann[k] = v
 	}
 	e.out.Annotations = ann
+}
+
+// exposes returns the forbidden paths a bind of src would make visible:
+// those at or below src, and src itself if it lies below one.
+func exposes(src string, forbidden []string) []string {
+	var hit []string
+	for _, f := range forbidden {
+		if policy.Within(src, f) || policy.Within(f, src) {
+			hit = append(hit, f)
+		}
+	}
+	return hit
 }
 
 func union(a, b []string) []string {

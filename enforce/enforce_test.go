@@ -1,8 +1,6 @@
 package enforce
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -202,23 +200,6 @@ func TestStripCgroupLimitsAndPropagation(t *testing.T) {
 	s.Linux.RootfsPropagation = "shared"
 	if ch := NoSharedPropagation(s); len(ch) != 2 || s.Mounts[3].Options[1] != "rslave" || s.Linux.RootfsPropagation != "rslave" {
 		t.Errorf("propagation: %v %+v %s", ch, s.Mounts[3], s.Linux.RootfsPropagation)
-	}
-}
-
-func TestLoadRuntimeConfig(t *testing.T) {
-	d := t.TempDir()
-	if c, err := LoadRuntimeConfig(d); err != nil || c.DefaultTier != "" {
-		t.Errorf("missing file: %+v %v", c, err)
-	}
-	for body, code := range map[string]errcode.Code{"default_tier: lax\n": errcode.ProfileUnknown, "defualt_tier: strict\n": errcode.ConfigInvalid} {
-		os.WriteFile(filepath.Join(d, "runtime.yaml"), []byte(body), 0o644)
-		if _, err := LoadRuntimeConfig(d); errcode.Of(err) != code {
-			t.Errorf("%q: %v, want %s", body, err, code)
-		}
-	}
-	os.WriteFile(filepath.Join(d, "runtime.yaml"), []byte("default_tier: moderate\n"), 0o644)
-	if c, err := LoadRuntimeConfig(d); err != nil || c.DefaultTier != "moderate" {
-		t.Errorf("good file: %+v %v", c, err)
 	}
 }
 

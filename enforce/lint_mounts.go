@@ -4,10 +4,9 @@ import (
 	"fmt"
 	"path"
 	"sort"
+	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
-
-	"github.com/sbxrun/sbxrun/policy"
 )
 
 func hasOpt(opts []string, names ...string) bool {
@@ -83,11 +82,9 @@ func (l *linter) mounts() {
 
 func (l *linter) bindMount(p string, m specs.Mount, forbidden []string) {
 	src := path.Clean(m.Source)
-	for _, f := range forbidden {
-		if policy.Within(src, f) || policy.Within(f, src) {
-			l.add(VMountForbidden, p+".source", "%s exposes %s, which no tier may mount", m.Source, f)
-			return
-		}
+	if hit := exposes(src, forbidden); len(hit) > 0 {
+		l.add(VMountForbidden, p+".source", "%s exposes %s, which no tier may mount", m.Source, strings.Join(hit, ", "))
+		return
 	}
 	if engineFiles[path.Clean(m.Destination)] && hasOpt(m.Options, "ro") && hasOpt(m.Options, "nosuid") {
 		return // an engine's per-container file, read-only

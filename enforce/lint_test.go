@@ -8,7 +8,6 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
-	"github.com/sbxrun/sbxrun/errcode"
 	"github.com/sbxrun/sbxrun/host"
 	"github.com/sbxrun/sbxrun/policy"
 	"github.com/sbxrun/sbxrun/profiles"
@@ -161,36 +160,4 @@ func TestGrantedBindMountComplies(t *testing.T) {
 	if vs := Lint(s, g); !strings.Contains(codes(vs), VMountWritable) {
 		t.Errorf("writable mount of a read-only grant not flagged:\n%s", codes(vs))
 	}
-}
-
-func TestParseAnnotations(t *testing.T) {
-	s, err := ParseAnnotations(map[string]string{"dev.sbx.tier": "moderate", "dev.sbx.connector": "agent-7"})
-	if err != nil || s.Tier != "moderate" || s.Connector != "agent-7" {
-		t.Errorf("good annotations: %+v %v", s, err)
-	}
-	if s, err := ParseAnnotations(nil); err != nil || s != (Selection{}) {
-		t.Errorf("no annotations: %+v %v", s, err)
-	}
-	if _, err := ParseAnnotations(map[string]string{"dev.sbx.tier": "Strict"}); errcode.Of(err) != errcode.ProfileUnknown {
-		t.Errorf("bad tier: %v", err)
-	}
-	if _, err := ParseAnnotations(map[string]string{"dev.sbx.connector": "../x"}); errcode.Of(err) != errcode.ConfigInvalid {
-		t.Errorf("bad connector: %v", err)
-	}
-}
-
-func FuzzParseAnnotations(f *testing.F) {
-	f.Add("strict", "agent-1")
-	f.Add("", "")
-	f.Add("permissive\x00", "a b")
-	f.Fuzz(func(t *testing.T, tier, connector string) {
-		s, err := ParseAnnotations(map[string]string{"dev.sbx.tier": tier, "dev.sbx.connector": connector})
-		if err == nil {
-			if _, ok := profiles.Lookup(s.Tier); !ok || s.Connector != connector {
-				t.Fatalf("accepted %q/%q as %+v", tier, connector, s)
-			}
-		} else if errcode.Of(err) == errcode.Internal {
-			t.Fatalf("error without a stable code: %v", err)
-		}
-	})
 }

@@ -20,6 +20,9 @@ type Options struct {
 	Rootless bool
 	// Arch overrides the target architecture (default: this binary's).
 	Arch string
+	// SystemDirs are the host system directories a tier at fs_read=allow
+	// may expose (default: the built-in catalog's).
+	SystemDirs []string
 }
 
 // Probe gathers HostFacts for this machine.
@@ -44,7 +47,11 @@ func Probe(opts Options) policy.HostFacts {
 			f.Backends = append(f.Backends, b)
 		}
 	}
-	for _, d := range profiles.Builtin().Paths.HostSystemDirs {
+	dirs := opts.SystemDirs
+	if dirs == nil {
+		dirs = profiles.Builtin().Paths.HostSystemDirs
+	}
+	for _, d := range dirs {
 		// Lstat, not Stat: on merged-/usr systems /bin is a symlink, and a
 		// bind mount would follow it to /usr/bin anyway; listing it once
 		// under its real name is enough.

@@ -2,14 +2,9 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
-
-	"github.com/sbxrun/sbxrun/authz"
-	"github.com/sbxrun/sbxrun/errcode"
-	"github.com/sbxrun/sbxrun/policy"
 )
 
 func bindCommand() *cli.Command {
@@ -25,41 +20,25 @@ func bindCommand() *cli.Command {
 			&cli.StringFlag{Name: "tier", Usage: "tier to bind to"},
 			&cli.StringFlag{Name: "override-token", Usage: "override token authorizing a loosening", EnvVars: []string{"SBXRUN_OVERRIDE_TOKEN"}},
 		},
-		Action: runBind,
-	}
-}
-
-func runBind(c *cli.Context) error {
-	connector, tier := c.String("connector"), c.String("tier")
-	store := authz.OpenBindings(c.String("state-dir"))
-	if tier == "" {
-		ids, all, err := store.List()
-		if err != nil {
-			return err
-		}
-		w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(w, "CONNECTOR\tTIER\tLEVEL\tUPDATED")
-		for _, id := range ids {
-			if connector == "" || connector == id {
-				b := all[id]
-				fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", id, b.Tier, b.Level, b.Updated)
+		Action: func(c *cli.Context) error {
+			connector, tier := c.String("connector"), c.String("tier")
+			if tier == "" {
+				bs, err := eng(c).ListBindings(connector)
+				if err != nil {
+					return err
+				}
+				w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(w, "CONNECTOR\tTIER\tLEVEL\tUPDATED")
+				for _, b := range bs {
+					fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", b.Connector, b.Tier, b.Level, b.Updated)
+				}
+				return w.Flush()
 			}
-		}
-		return w.Flush()
+			if err := eng(c).Bind(connector, tier, c.String("override-token")); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "%s bound to %s\n", connector, tier)
+			return nil
+		},
 	}
-	if connector == "" {
-		return errcode.Errorf(errcode.ConfigInvalid, "bind needs --connector")
-	}
-	token := c.String("override-token")
-	authorize := func() (*policy.Authorization, error) {
-		if token == "" {
-			return nil, nil
-		}
-		return overrideStore(c).Use(token)
-	}
-	if err := bindAndAudit(c, connector, tier, authorize); err != nil {
-		return err
-	}
-	fmt.Printf("%s bound to %s\n", connector, tier)
-	return nil
 }

@@ -9,11 +9,11 @@ func deleteCommand() *cli.Command {
 		ArgsUsage: "CONTAINER-ID",
 		Flags:     []cli.Flag{&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "kill the container if it is running"}},
 		Action: func(c *cli.Context) error {
-			id, err := containerID(c)
+			id, err := oneID(c)
 			if err != nil {
 				return err
 			}
-			return runtimeOf(c).Delete(id, c.Bool("force"))
+			return eng(c).Containers().Delete(id, c.Bool("force"))
 		},
 	}
 }

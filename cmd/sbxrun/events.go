@@ -19,7 +19,7 @@ func eventsCommand() *cli.Command {
 			&cli.DurationFlag{Name: "interval", Usage: "time between stats events", Value: 5 * time.Second},
 		},
 		Action: func(c *cli.Context) error {
-			id, err := containerID(c)
+			id, err := oneID(c)
 			if err != nil {
 				return err
 			}
@@ -27,7 +27,7 @@ func eventsCommand() *cli.Command {
 				return errcode.Errorf(errcode.ConfigInvalid, "--interval must be positive")
 			}
 			for {
-				st, err := runtimeOf(c).Stats(id)
+				st, err := eng(c).Containers().Stats(id)
 				if err != nil {
 					return err
 				}

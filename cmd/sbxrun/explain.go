@@ -2,45 +2,42 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/sbxrun/sbxrun/errcode"
-	"github.com/sbxrun/sbxrun/host"
-	"github.com/sbxrun/sbxrun/policy"
+	"github.com/sbxrun/sbxrun/engine"
 	"github.com/sbxrun/sbxrun/profiles"
 )
 
 func explainCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "explain",
-		Usage: "describe what a tier allows on this host, and why",
+		Usage: "describe what a tier allows on this host, as this caller would run it, and why",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "tier", Usage: "tier to explain", Value: "strict"},
+			&cli.StringFlag{Name: "tier", Usage: "tier to explain (default: the most restrictive)"},
 			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "YAML config that narrows the tier"},
-			&cli.BoolFlag{Name: "rootless", Usage: "explain the rootless form"},
+			&cli.BoolFlag{Name: "rootless", Usage: "explain the rootless form (implied when not run as root)"},
 		},
-		Action: runExplain,
+		Action: func(c *cli.Context) error {
+			cfg, err := engine.ReadConfig(c.String("config"))
+			if err != nil {
+				return err
+			}
+			x, err := eng(c).Explain(c.String("tier"), cfg, c.Bool("rootless"))
+			if err != nil {
+				return err
+			}
+			printExplanation(x)
+			return nil
+		},
 	}
 }
 
-func runExplain(c *cli.Context) error {
-	t, ok := profiles.Lookup(c.String("tier"))
-	if !ok {
-		return errcode.Errorf(errcode.ProfileUnknown, "unknown tier %q (one of %s)", c.String("tier"), strings.Join(profiles.Builtin().Names(), ", "))
-	}
-	cfg, err := readConfig(c.String("config"))
-	if err != nil {
-		return err
-	}
-	g, err := policy.Compile(t.Name, cfg, host.Probe(host.Options{Rootless: c.Bool("rootless")}), nil)
-	if err != nil {
-		return err
-	}
-	out := os.Stdout
+func printExplanation(x *engine.Explanation) {
+	t, g := x.Tier, x.Grants
+	out := stdout
 	fmt.Fprintf(out, "Tier %s (level %d): %s\n\n", t.Name, t.Level, t.Description)
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "CAPABILITY\tACCESS\tWHY")
@@ -52,10 +49,21 @@ func runExplain(c *cli.Context) error {
 	if len(g.Identity.Capabilities) > 0 {
 		caps = strings.Join(g.Identity.Capabilities, " ")
 	}
-	fmt.Fprintf(out, "\nRuns as %d:%d (%s)\nLinux capabilities: %s\nUser namespace: %v\nNetwork: %s\n",
-		g.Identity.UID, g.Identity.GID, t.RunAs.Why, caps, g.Identity.UserNamespace, g.Net.Mode)
+	fmt.Fprintf(out, "\nRuns as %d:%d in the sandbox", g.Identity.UID, g.Identity.GID)
+	switch {
+	case g.Rootless:
+		fmt.Fprintf(out, " = your own uid %d:%d on the host (rootless: a single-id user namespace)\n", x.HostUID, x.HostGID)
+	case g.Identity.UserNamespace:
+		fmt.Fprintf(out, " = unused host id %d:%d (user namespace)\n", x.HostUID, x.HostGID)
+	default:
+		fmt.Fprintf(out, " = the same id on the host (%s)\n", t.RunAs.Why)
+	}
+	fmt.Fprintf(out, "Linux capabilities: %s\nUser namespace: %v\nNetwork: %s\n", caps, g.Identity.UserNamespace, g.Net.Mode)
 	if g.Limits.Cgroups {
 		fmt.Fprintf(out, "Limits: memory %d bytes, cpu %d/%d us, pids %d, /tmp %d bytes\n",
+			g.Limits.MemoryBytes, g.Limits.CPUQuota, g.Limits.CPUPeriod, g.Limits.Pids, g.Limits.TmpBytes)
+	} else {
+		fmt.Fprintf(out, "Limits: NOT ENFORCED for memory (%d bytes) and cpu (%d/%d us): no cgroup delegation for this caller; pids %d as RLIMIT_NPROC; /tmp %d bytes\n",
 			g.Limits.MemoryBytes, g.Limits.CPUQuota, g.Limits.CPUPeriod, g.Limits.Pids, g.Limits.TmpBytes)
 	}
 	for _, r := range g.Limits.Rlimits {
@@ -71,5 +79,4 @@ func runExplain(c *cli.Context) error {
 	for _, u := range g.Unenforced {
 		fmt.Fprintf(out, "Not enforced by the spec alone: %s\n", u)
 	}
-	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -13,21 +14,12 @@ func hookCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "hook",
 		Usage:     "OCI hook: read the container state on stdin and append a lifecycle record to the audit log",
-		ArgsUsage: "STAGE (prestart, createRuntime, createContainer, startContainer, poststart, poststop)",
+		ArgsUsage: "STAGE (" + strings.Join(hooks.Stages, ", ") + ")",
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return errcode.Errorf(errcode.ConfigInvalid, "hook takes one stage")
 			}
-			st, err := hooks.ReadState(os.Stdin)
-			if err != nil {
-				return err
-			}
-			rec, err := hooks.Record(c.Args().First(), st)
-			if err != nil {
-				return err
-			}
-			_, err = auditLog(c).Append(rec)
-			return err
+			return eng(c).Hook(c.Args().First(), os.Stdin)
 		},
 	}
 }

@@ -27,7 +27,7 @@ func killCommand() *cli.Command {
 					return err
 				}
 			}
-			return runtimeOf(c).Signal(c.Args().First(), sig, c.Bool("all"))
+			return eng(c).Containers().Signal(c.Args().First(), sig, c.Bool("all"))
 		},
 	}
 }

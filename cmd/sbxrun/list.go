@@ -20,7 +20,7 @@ func listCommand() *cli.Command {
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only ids"},
 		},
 		Action: func(c *cli.Context) error {
-			all, err := runtimeOf(c).List()
+			all, err := eng(c).Containers().List()
 			if err != nil {
 				return err
 			}

@@ -8,11 +8,11 @@ func pauseCommand() *cli.Command {
 		Usage:     "freeze every process of a container",
 		ArgsUsage: "CONTAINER-ID",
 		Action: func(c *cli.Context) error {
-			id, err := containerID(c)
+			id, err := oneID(c)
 			if err != nil {
 				return err
 			}
-			return runtimeOf(c).Pause(id)
+			return eng(c).Containers().Pause(id)
 		},
 	}
 }

@@ -2,13 +2,11 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/sbxrun/sbxrun/profiles"
-	"github.com/sbxrun/sbxrun/specgen"
 )
 
 func profilesCommand() *cli.Command {
@@ -17,16 +15,11 @@ func profilesCommand() *cli.Command {
 		Usage: "list the sandbox tiers and their capability grants",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the tier data as JSON"}},
 		Action: func(c *cli.Context) error {
-			cat := profiles.Builtin()
+			cat := eng(c).Catalog()
 			if c.Bool("json") {
-				data, err := specgen.Marshal(cat.Tiers)
-				if err != nil {
-					return err
-				}
-				_, err = os.Stdout.Write(data)
-				return err
+				return printJSON(cat.Tiers)
 			}
-			w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+			w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprint(w, "TIER\tLEVEL")
 			for _, capName := range profiles.Capabilities {
 				fmt.Fprintf(w, "\t%s", capName)

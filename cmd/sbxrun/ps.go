@@ -22,7 +22,7 @@ func psCommand() *cli.Command {
 			if c.NArg() < 1 {
 				return errcode.Errorf(errcode.ConfigInvalid, "ps takes a container id")
 			}
-			pids, err := runtimeOf(c).Processes(c.Args().First())
+			pids, err := eng(c).Containers().Processes(c.Args().First())
 			if err != nil {
 				return err
 			}

@@ -8,11 +8,11 @@ func resumeCommand() *cli.Command {
 		Usage:     "thaw a paused container",
 		ArgsUsage: "CONTAINER-ID",
 		Action: func(c *cli.Context) error {
-			id, err := containerID(c)
+			id, err := oneID(c)
 			if err != nil {
 				return err
 			}
-			return runtimeOf(c).Resume(id)
+			return eng(c).Containers().Resume(id)
 		},
 	}
 }

@@ -1,14 +1,9 @@
 package main
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
-
 	"github.com/urfave/cli/v2"
 
-	"github.com/sbxrun/sbxrun/errcode"
-	"github.com/sbxrun/sbxrun/specgen"
+	"github.com/sbxrun/sbxrun/engine"
 )
 
 func specCommand() *cli.Command {
@@ -18,64 +13,29 @@ func specCommand() *cli.Command {
 		ArgsUsage: "[-- COMMAND ARGS...]",
 		Description: "Compiles the tier (narrowed by --config) into a complete OCI runtime spec and writes\n" +
 			"it to BUNDLE/config.json, or prints one piece of it with --format. The process\n" +
-			"arguments come from --args, the words after --, or the config (default: sh).",
-		Flags: append(compileFlags(),
+			"arguments come from --args, the words after --, or the config (default: sh).\n" +
+			"The output must be a new or regular file; it is replaced atomically.",
+		Flags: append(append(selectFlags(), hostFlags()...),
 			&cli.StringFlag{Name: "bundle", Aliases: []string{"b"}, Usage: "bundle directory to write config.json into", Value: "."},
 			&cli.StringSliceFlag{Name: "args", Usage: "process argument (repeat for each)"},
-			&cli.StringFlag{Name: "format", Usage: "oci (full spec), seccomp (docker/podman seccomp profile) or grants (the policy IR)", Value: "oci"},
+			&cli.StringFlag{Name: "format", Usage: "oci (full spec), seccomp (docker/podman seccomp profile) or grants (the policy IR)", Value: engine.FormatOCI},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "output file, '-' for stdout (default: BUNDLE/config.json for oci, stdout otherwise)"},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite an existing config.json"},
 		),
-		Action: runSpec,
+		Action: func(c *cli.Context) error {
+			out, err := engine.OutputPath(c.String("output"), c.String("bundle"), c.String("format"), c.Bool("force"))
+			if err != nil {
+				return err
+			}
+			req, err := request(c, "spec", out, append(c.StringSlice("args"), c.Args().Slice()...))
+			if err != nil {
+				return err
+			}
+			data, _, err := eng(c).Render(req, c.String("format"))
+			if err != nil {
+				return err
+			}
+			return engine.WriteOutput(out, data, stdout)
+		},
 	}
-}
-
-func runSpec(c *cli.Context) error {
-	format := c.String("format")
-	if format != "oci" && format != "seccomp" && format != "grants" {
-		return errcode.Errorf(errcode.ConfigInvalid, "--format must be oci, seccomp or grants, not %q", format)
-	}
-	out := c.String("output")
-	if out == "" {
-		out = "-"
-		if format == "oci" {
-			out = filepath.Join(c.String("bundle"), "config.json")
-		}
-	}
-	if out != "-" && !c.Bool("force") {
-		if _, err := os.Lstat(out); err == nil {
-			return errcode.Errorf(errcode.ConfigInvalid, "%s exists; remove it or pass --force", out)
-		}
-	}
-	args := append(c.StringSlice("args"), c.Args().Slice()...)
-	g, err := compileFromFlags(c, compileRequest{Operation: "spec", Target: out, Args: args})
-	if err != nil {
-		return err
-	}
-	var v any = g
-	switch format {
-	case "oci":
-		if v, err = specgen.Generate(g, specgen.Options{}); err != nil {
-			return err
-		}
-	case "seccomp":
-		if v, err = specgen.Seccomp(g); err != nil {
-			return err
-		}
-	}
-	data, err := specgen.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("encoding %s: %w", format, err)
-	}
-	for _, u := range g.Unenforced {
-		fmt.Fprintf(os.Stderr, "sbxrun: warning: not enforced by this spec alone: %s\n", u)
-	}
-	if out == "-" {
-		_, err = os.Stdout.Write(data)
-		return err
-	}
-	if err := os.WriteFile(out, data, 0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", out, err)
-	}
-	return nil
 }

@@ -8,11 +8,11 @@ func startCommand() *cli.Command {
 		Usage:     "start the process of a created container",
 		ArgsUsage: "CONTAINER-ID",
 		Action: func(c *cli.Context) error {
-			id, err := containerID(c)
+			id, err := oneID(c)
 			if err != nil {
 				return err
 			}
-			return runtimeOf(c).Start(id)
+			return eng(c).Containers().Start(id)
 		},
 	}
 }

@@ -1,101 +1,85 @@
 package main
 
 import (
-	"encoding/json"
-	"io"
-	"os"
-
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/urfave/cli/v2"
 
-	"github.com/sbxrun/sbxrun/errcode"
+	"github.com/sbxrun/sbxrun/engine"
 )
 
 func updateCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "update",
-		Usage:     "lower or raise a container's memory, cpu and pids limits (within its tier)",
+		Usage:     "change a running container's resource limits (under a tier, only lower them)",
 		ArgsUsage: "CONTAINER-ID",
+		Description: "Every field of --resources (OCI linux.resources JSON) is applied or the update is\n" +
+			"refused naming it; the flags override the file's values. Under a tier, a ceiling the\n" +
+			"tier sets (memory, memory+swap, cpu quota, pids) may only be lowered.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "resources", Aliases: []string{"r"}, Usage: "OCI linux.resources JSON file ('-' for stdin)"},
 			&cli.Int64Flag{Name: "memory", Usage: "memory limit in bytes"},
+			&cli.Int64Flag{Name: "memory-swap", Usage: "memory+swap limit in bytes"},
+			&cli.Int64Flag{Name: "memory-reservation", Usage: "memory soft limit in bytes"},
 			&cli.Int64Flag{Name: "cpu-quota", Usage: "CPU CFS quota in microseconds"},
 			&cli.Uint64Flag{Name: "cpu-period", Usage: "CPU CFS period in microseconds"},
+			&cli.Uint64Flag{Name: "cpu-share", Usage: "CPU shares (relative weight)"},
+			&cli.StringFlag{Name: "cpuset-cpus", Usage: "CPUs to run on (e.g. 0-1)"},
+			&cli.StringFlag{Name: "cpuset-mems", Usage: "memory nodes to use"},
 			&cli.Int64Flag{Name: "pids-limit", Usage: "maximum number of processes"},
 		},
-		Action: runUpdate,
+		Action: func(c *cli.Context) error {
+			id, err := oneID(c)
+			if err != nil {
+				return err
+			}
+			res := &specs.LinuxResources{}
+			if f := c.String("resources"); f != "" {
+				if res, err = engine.ReadResources(f); err != nil {
+					return err
+				}
+			}
+			mem := func() *specs.LinuxMemory {
+				if res.Memory == nil {
+					res.Memory = &specs.LinuxMemory{}
+				}
+				return res.Memory
+			}
+			cpu := func() *specs.LinuxCPU {
+				if res.CPU == nil {
+					res.CPU = &specs.LinuxCPU{}
+				}
+				return res.CPU
+			}
+			if c.IsSet("memory") {
+				mem().Limit = ptr(c.Int64("memory"))
+			}
+			if c.IsSet("memory-swap") {
+				mem().Swap = ptr(c.Int64("memory-swap"))
+			}
+			if c.IsSet("memory-reservation") {
+				mem().Reservation = ptr(c.Int64("memory-reservation"))
+			}
+			if c.IsSet("cpu-quota") {
+				cpu().Quota = ptr(c.Int64("cpu-quota"))
+			}
+			if c.IsSet("cpu-period") {
+				cpu().Period = ptr(c.Uint64("cpu-period"))
+			}
+			if c.IsSet("cpu-share") {
+				cpu().Shares = ptr(c.Uint64("cpu-share"))
+			}
+			if c.IsSet("cpuset-cpus") {
+				cpu().Cpus = c.String("cpuset-cpus")
+			}
+			if c.IsSet("cpuset-mems") {
+				cpu().Mems = c.String("cpuset-mems")
+			}
+			if c.IsSet("pids-limit") {
+				res.Pids = &specs.LinuxPids{Limit: ptr(c.Int64("pids-limit"))}
+			}
+			return eng(c).Update(id, res)
+		},
 	}
 }
 
-func runUpdate(c *cli.Context) error {
-	id, err := containerID(c)
-	if err != nil {
-		return err
-	}
-	res := &specs.LinuxResources{}
-	if f := c.String("resources"); f != "" {
-		var data []byte
-		if f == "-" {
-			data, err = io.ReadAll(os.Stdin)
-		} else {
-			data, err = os.ReadFile(f)
-		}
-		if err != nil {
-			return errcode.Errorf(errcode.ConfigInvalid, "reading resources: %v", err)
-		}
-		if err := json.Unmarshal(data, res); err != nil {
-			return errcode.Errorf(errcode.ConfigInvalid, "parsing resources: %v", err)
-		}
-	}
-	if c.IsSet("memory") {
-		v := c.Int64("memory")
-		res.Memory = &specs.LinuxMemory{Limit: &v}
-	}
-	if c.IsSet("cpu-quota") || c.IsSet("cpu-period") {
-		res.CPU = &specs.LinuxCPU{}
-		if c.IsSet("cpu-quota") {
-			v := c.Int64("cpu-quota")
-			res.CPU.Quota = &v
-		}
-		if c.IsSet("cpu-period") {
-			v := c.Uint64("cpu-period")
-			res.CPU.Period = &v
-		}
-	}
-	if c.IsSet("pids-limit") {
-		v := c.Int64("pids-limit")
-		res.Pids = &specs.LinuxPids{Limit: &v}
-	}
-	// A sandboxed container may not be given more than its tier allows.
-	st, err := runtimeOf(c).State(id)
-	if err != nil {
-		return err
-	}
-	g, err := containerGrants(st)
-	if err != nil {
-		return err
-	}
-	if g != nil && g.Limits.Cgroups {
-		over := func(what string, got, max int64) error {
-			return errcode.Errorf(errcode.PolicyConflict, "%s %d is above tier %s's %d", what, got, g.Tier, max)
-		}
-		if res.Memory != nil && res.Memory.Limit != nil && (*res.Memory.Limit <= 0 || *res.Memory.Limit > g.Limits.MemoryBytes) {
-			return over("memory", *res.Memory.Limit, g.Limits.MemoryBytes)
-		}
-		if res.Pids != nil && res.Pids.Limit != nil && (*res.Pids.Limit <= 0 || *res.Pids.Limit > g.Limits.Pids) {
-			return over("pids", *res.Pids.Limit, g.Limits.Pids)
-		}
-		if res.CPU != nil && res.CPU.Quota != nil {
-			// Compare shares of a CPU: quota/period against the tier's.
-			period := g.Limits.CPUPeriod
-			if res.CPU.Period != nil {
-				period = *res.CPU.Period
-			}
-			q := *res.CPU.Quota
-			if q <= 0 || period == 0 || q*int64(g.Limits.CPUPeriod) > g.Limits.CPUQuota*int64(period) {
-				return errcode.Errorf(errcode.PolicyConflict, "cpu quota %d/%d is above tier %s's %d/%d", q, period, g.Tier, g.Limits.CPUQuota, g.Limits.CPUPeriod)
-			}
-		}
-	}
-	return runtimeOf(c).Update(id, res)
-}
+func ptr[T any](v T) *T { return &v }

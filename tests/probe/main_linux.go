@@ -80,6 +80,31 @@ func readLen(p string) string {
 	return "DATA"
 }
 
+// Personas passed to personality(2). readImpliesExec makes every later
+// mapping executable (no NX) and is what the tiers refuse; queryPersona
+// changes nothing and returns the current persona.
+const (
+	readImpliesExec = 0x0400000
+	queryPersona    = 0xffffffff
+)
+
+// personality calls personality(persona) on a locked OS thread that is
+// discarded afterwards (the persona is per thread), restoring the previous
+// persona first if the call changed it, and reports the errno.
+func personality(persona uintptr) string {
+	done := make(chan string)
+	go func() {
+		// Never unlocked: the thread dies with this goroutine.
+		lockThread()
+		prev, _, e := unix.RawSyscall(unix.SYS_PERSONALITY, persona, 0, 0)
+		if e == 0 && persona != queryPersona {
+			unix.RawSyscall(unix.SYS_PERSONALITY, prev, 0, 0)
+		}
+		done <- errnoOf(0, 0, e)
+	}()
+	return <-done
+}
+
 func main() {
 	st := status()
 	r := map[string]any{
@@ -97,6 +122,13 @@ func main() {
 			return strings.Join(strings.Fields(string(b)), " ")
 		}(),
 		"proc_status": readLen("/proc/self/status"),
+		// /proc/sys: a mitigation tunable, a kernel subdirectory, another
+		// subtree, and the file every libcontainer init must read.
+		"proc_sys_tunable":    readLen("/proc/sys/kernel/kptr_restrict"),
+		"proc_sys_kernel_dir": readLen("/proc/sys/kernel/random/boot_id"),
+		"proc_sys_subtree":    readLen("/proc/sys/vm/overcommit_memory"),
+		"cap_last_cap":        readLen("/proc/sys/kernel/cap_last_cap"),
+		"osrelease":           readLen("/proc/sys/kernel/osrelease"),
 		"proc_sys_write": func() string {
 			f, err := os.OpenFile("/proc/sys/kernel/domainname", os.O_WRONLY, 0)
 			if err != nil {
@@ -147,6 +179,8 @@ func main() {
 	if e == 0 {
 		unix.Syscall(unix.SYS_SHMCTL, id, 0 /* IPC_RMID */, 0)
 	}
+	r["personality"] = personality(readImpliesExec)
+	r["personality_query"] = personality(queryPersona)
 	r["exec"] = result(exec.Command("/bin/true").Run())
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", " ")

@@ -105,6 +105,25 @@ func personality(persona uintptr) string {
 	return <-done
 }
 
+// mountMode reports how the mount at exactly dir is mounted: "ro", "rw",
+// or "none" when nothing is mounted there (from /proc/self/mountinfo).
+func mountMode(dir string) string {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return result(err)
+	}
+	mode := "none"
+	for _, line := range strings.Split(string(b), "\n") {
+		// id parent major:minor root mountpoint options ...; the last
+		// mount at a point is the one in effect.
+		f := strings.Fields(line)
+		if len(f) > 5 && f[4] == dir {
+			mode, _, _ = strings.Cut(f[5], ",")
+		}
+	}
+	return mode
+}
+
 func main() {
 	st := status()
 	r := map[string]any{
@@ -129,6 +148,7 @@ func main() {
 		"proc_sys_subtree":    readLen("/proc/sys/vm/overcommit_memory"),
 		"cap_last_cap":        readLen("/proc/sys/kernel/cap_last_cap"),
 		"osrelease":           readLen("/proc/sys/kernel/osrelease"),
+		"proc_sys_mount":      mountMode("/proc/sys"),
 		"proc_sys_write": func() string {
 			f, err := os.OpenFile("/proc/sys/kernel/domainname", os.O_WRONLY, 0)
 			if err != nil {

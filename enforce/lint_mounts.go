@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/sbxrun/sbxrun/policy"
 )
 
 func hasOpt(opts []string, names ...string) bool {
@@ -118,13 +119,22 @@ func (l *linter) paths() {
 		}
 		return false
 	}
+	// A path is hidden when it or a directory above it is masked.
+	hidden := func(p string) bool {
+		for _, m := range masked {
+			if m != "/" && policy.Within(p, m) {
+				return true
+			}
+		}
+		return false
+	}
 	for _, p := range l.g.Isolate.MaskedPaths {
-		if !has(masked, p) {
+		if !hidden(p) {
 			l.add(VMaskedMissing, "$.linux.maskedPaths", "%s must be masked", p)
 		}
 	}
 	for _, p := range l.g.Isolate.ReadonlyPaths {
-		if !has(ro, p) && !has(masked, p) {
+		if !has(ro, p) && !hidden(p) {
 			l.add(VReadonlyMissing, "$.linux.readonlyPaths", "%s must be read-only", p)
 		}
 	}

@@ -1,11 +1,10 @@
 // Package host probes the facts about this machine that policy.Compile
-// needs (architecture, hard rlimits, cgroup and Landlock support, hardened
-// backends, syscall tables), once, so the compiler itself stays pure.
+// needs (architecture, hard rlimits, cgroup and Landlock support, syscall
+// tables), once, so the compiler itself stays pure.
 package host
 
 import (
 	"os"
-	"os/exec"
 	"runtime"
 	"sort"
 	"strings"
@@ -42,11 +41,6 @@ func Probe(opts Options) policy.HostFacts {
 		Syscalls:    Syscalls(),
 	}
 	f.CgroupLimits, f.SwapAccounting = cgroupSupport(opts.Rootless)
-	for _, b := range []string{"runsc"} {
-		if _, err := exec.LookPath(b); err == nil {
-			f.Backends = append(f.Backends, b)
-		}
-	}
 	dirs := opts.SystemDirs
 	if dirs == nil {
 		dirs = profiles.Builtin().Paths.HostSystemDirs

@@ -213,16 +213,10 @@ func (c *compiler) isolation() {
 	}
 	is.MountSysfs = c.tier.MountSysfs
 	masked := append([]string{}, c.cat.Paths.Masked...)
-	var ro []string
-	for _, p := range c.cat.Paths.Readonly {
-		if c.tier.MaskProcSys && p == "/proc/sys" {
-			// strict_plus hides /proc/sys entirely: even reading kernel
-			// tunables tells an attacker which exploit mitigations are off.
-			masked = append(masked, p)
-			continue
-		}
-		ro = append(ro, p)
+	for _, set := range c.tier.MaskedPaths {
+		masked = append(masked, set.Paths...)
 	}
+	ro := append([]string{}, c.cat.Paths.Readonly...)
 	sort.Strings(masked)
 	sort.Strings(ro)
 	is.MaskedPaths, is.ReadonlyPaths = masked, ro
@@ -728,16 +722,9 @@ func (c *compiler) unenforced() {
 		c.g.Unenforced = append(c.g.Unenforced, "network_access=filtered: egress is possible only through the sbxrun allowlist proxy; without it the sandbox has no egress at all")
 	}
 	if b := c.tier.HardenedBackend; b != nil {
-		found := false
-		for _, have := range c.facts.Backends {
-			if have == b.Name {
-				found = true
-			}
-		}
-		if found {
-			c.g.Backend = b.Name
-		} else {
-			c.note("%s: hardened backend %s not found; using the tier's namespace and syscall hardening instead", c.tier.Name, b.Name)
-		}
+		// Nothing in sbxrun starts the backend yet: the tier's data names
+		// it, so the grants must say it is not in use rather than leave a
+		// reader to assume it is.
+		c.g.Unenforced = append(c.g.Unenforced, fmt.Sprintf("hardened_backend=%s: not used; no sbxrun component runs %s yet, so %s runs on the host kernel with the tier's own namespace, syscall and /proc/sys hardening", b.Name, b.Name, c.tier.Name))
 	}
 }

@@ -22,8 +22,6 @@ type HostFacts struct {
 	SwapAccounting bool
 	// LandlockABI is the kernel's Landlock ABI version, 0 if absent.
 	LandlockABI int
-	// Backends are the hardened backends found (e.g. "runsc").
-	Backends []string
 	// HostSystemDirs are the tier's host system dirs that exist here.
 	HostSystemDirs []string
 	// Env is the caller's environment, the source of env.pass.
@@ -41,7 +39,7 @@ type SyscallResolver interface {
 
 // ReferenceFacts describes a fixed, documented host: rootful, cgroup limits
 // with swap accounting, Landlock ABI 7, hard NOFILE 20000 and NPROC 96551,
-// /usr as the only host system dir, no hardened backend, empty environment.
+// /usr as the only host system dir, empty environment.
 // Compiling against it gives output that is byte-identical on every machine,
 // for committed artifacts and golden tests (`sbxrun spec --reference-host`).
 func ReferenceFacts(arch string, syscalls SyscallResolver) HostFacts {

@@ -17,7 +17,6 @@ type Grants struct {
 	Arch     string           `json:"arch"`
 	Rootless bool             `json:"rootless"`
 	Access   AccessTable      `json:"access"`
-	Backend  string           `json:"backend,omitempty"`
 	Identity Identity         `json:"identity"`
 	Isolate  Isolation        `json:"isolation"`
 	FS       FSGrants         `json:"fs"`

@@ -193,11 +193,59 @@ func containsStr(list []string, s string) bool {
 	return false
 }
 
-// String summarises a group for explain output.
+// String summarises a group for explain output: its name, action and
+// number of distinct syscall names.
 func (g SyscallGroup) String() string {
-	n := 0
+	seen := map[string]bool{}
 	for _, r := range g.Rules {
-		n += len(r.Names)
+		for _, n := range r.Names {
+			seen[n] = true
+		}
 	}
-	return fmt.Sprintf("%s (%s, %d)", g.Name, g.Action, n)
+	return fmt.Sprintf("%s (%s, %d)", g.Name, g.Action, len(seen))
+}
+
+// cmpSymbols render the OCI comparison operators; SCMP_CMP_MASKED_EQ is
+// rendered as "argN & mask == value".
+var cmpSymbols = map[string]string{
+	"SCMP_CMP_NE": "!=", "SCMP_CMP_LT": "<", "SCMP_CMP_LE": "<=", "SCMP_CMP_EQ": "==",
+	"SCMP_CMP_GE": ">=", "SCMP_CMP_GT": ">",
+}
+
+// Conditions describes the argument-conditioned rules of g, one line per
+// syscall name in order of first appearance, e.g.
+// "personality only when arg0 == 0x0 or arg0 == 0x8". A rule's conditions all must
+// hold ("and"); the rules for one name are alternatives ("or"). Rules
+// without conditions are not listed.
+func (g SyscallGroup) Conditions() []string {
+	var order []string
+	alts := map[string][]string{}
+	for _, r := range g.Rules {
+		if len(r.Args) == 0 {
+			continue
+		}
+		conds := make([]string, 0, len(r.Args))
+		for _, a := range r.Args {
+			if a.Op == "SCMP_CMP_MASKED_EQ" {
+				conds = append(conds, fmt.Sprintf("arg%d & %#x == %#x", a.Index, a.Value, a.ValueTwo))
+				continue
+			}
+			sym, ok := cmpSymbols[a.Op]
+			if !ok {
+				sym = a.Op
+			}
+			conds = append(conds, fmt.Sprintf("arg%d %s %#x", a.Index, sym, a.Value))
+		}
+		for _, n := range r.Names {
+			if _, ok := alts[n]; !ok {
+				order = append(order, n)
+			}
+			alts[n] = append(alts[n], strings.Join(conds, " and "))
+		}
+	}
+	out := make([]string, 0, len(order))
+	for _, n := range order {
+		out = append(out, n+" only when "+strings.Join(alts[n], " or "))
+	}
+	return out
 }

@@ -35,7 +35,9 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"path"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -122,10 +124,18 @@ type Rlimit struct {
 	Why  string `json:"why"`
 }
 
-// Backend names a hardened runtime backend preferred when installed.
+// Backend names a hardened runtime backend a tier is meant to run under.
+// No sbxrun component starts one yet, so policy.Compile reports a tier's
+// backend as not enforced rather than claiming it is used.
 type Backend struct {
 	Name string `json:"name"`
 	Why  string `json:"why"`
+}
+
+// PathSet is a list of paths that share one reason.
+type PathSet struct {
+	Paths []string `json:"paths"`
+	Why   string   `json:"why"`
 }
 
 // Tier is one sandbox profile.
@@ -137,13 +147,15 @@ type Tier struct {
 	RunAs             RunAs                `json:"run_as"`
 	LinuxCapabilities []string             `json:"linux_capabilities"`
 	UserNamespace     bool                 `json:"user_namespace"`
-	MaskProcSys       bool                 `json:"mask_proc_sys"`
 	MountSysfs        bool                 `json:"mount_sysfs"`
 	CompatArches      bool                 `json:"compat_arches"`
 	SyscallGroups     []string             `json:"syscall_groups"`
 	Limits            Limits               `json:"limits"`
 	Rlimits           []Rlimit             `json:"rlimits"`
 	HardenedBackend   *Backend             `json:"hardened_backend,omitempty"`
+	// MaskedPaths are kernel interfaces this tier hides on top of the
+	// shared Paths.Masked, in sets that each carry their reason.
+	MaskedPaths []PathSet `json:"masked_paths,omitempty"`
 }
 
 // Access returns the level the tier grants to c.
@@ -350,6 +362,48 @@ func KnownRlimit(name string) bool { return knownRlimits[name] }
 
 var knownArches = map[string]bool{"amd64": true, "arm64": true}
 
+// RuntimeReads are kernel files an OCI runtime reads inside the container
+// after the masked paths are in place: libcontainer's init
+// (moby/sys/capability) opens /proc/sys/kernel/cap_last_cap only then, and
+// the container fails to start when it is gone. No tier may mask one of
+// them or a directory above one.
+var RuntimeReads = []string{"/proc/sys/kernel/cap_last_cap"}
+
+// below reports whether p equals root or lies below it.
+func below(p, root string) bool { return p == root || strings.HasPrefix(p, root+"/") }
+
+// validateMasked checks the paths t masks, the shared ones included: each
+// a clean path inside /proc or /sys, none hiding what the runtime reads,
+// and none equal to or below another masked path (by the time a runtime
+// reaches it the directory above is an empty tmpfs, so the path does not
+// exist and the runtime skips it without a word: the data would claim a
+// mask that never happens).
+func (c *Catalog) validateMasked(t *Tier) error {
+	all := append([]string{}, c.Paths.Masked...)
+	for _, set := range t.MaskedPaths {
+		if set.Why == "" || len(set.Paths) == 0 {
+			return fmt.Errorf("tiers: %q: a masked_paths set needs paths and a why", t.Name)
+		}
+		all = append(all, set.Paths...)
+	}
+	for i, p := range all {
+		if path.Clean(p) != p || p == "/proc" || p == "/sys" || !below(p, "/proc") && !below(p, "/sys") {
+			return fmt.Errorf("tiers: %q: masked path %q must be a clean path inside /proc or /sys", t.Name, p)
+		}
+		for _, r := range RuntimeReads {
+			if below(r, p) {
+				return fmt.Errorf("tiers: %q: masking %s hides %s, which the runtime reads while it starts the container", t.Name, p, r)
+			}
+		}
+		for j, q := range all {
+			if i != j && below(p, q) {
+				return fmt.Errorf("tiers: %q: masked path %s is listed twice or lies below masked %s", t.Name, p, q)
+			}
+		}
+	}
+	return nil
+}
+
 func (c *Catalog) validate() error {
 	if c.Version != 1 {
 		return fmt.Errorf("tiers: unsupported version %d", c.Version)
@@ -381,10 +435,19 @@ func (c *Catalog) validate() error {
 					return fmt.Errorf("syscalls: group %q: unknown arch %q", g.Name, a)
 				}
 			}
+			var argSeen [6]bool
 			for _, a := range r.Args {
 				if !SeccompOps[a.Op] || a.Index > 5 {
 					return fmt.Errorf("syscalls: group %q: bad argument condition %+v", g.Name, a)
 				}
+				if argSeen[a.Index] {
+					// libcontainer turns conditions that share an argument
+					// into separate rules (OR) where libseccomp would AND
+					// them: the rule would mean different things to
+					// different runtimes. Write one rule per alternative.
+					return fmt.Errorf("syscalls: group %q: two conditions on argument %d of %v", g.Name, a.Index, r.Names)
+				}
+				argSeen[a.Index] = true
 			}
 		}
 	}
@@ -429,6 +492,9 @@ func (c *Catalog) validate() error {
 		}
 		if t.RunAs.Why == "" {
 			return fmt.Errorf("tiers: %q: run_as has no why", t.Name)
+		}
+		if err := c.validateMasked(&t); err != nil {
+			return err
 		}
 	}
 	if len(c.Tiers) == 0 {

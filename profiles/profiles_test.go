@@ -1,6 +1,7 @@
 package profiles
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -63,6 +64,102 @@ func TestDecodeRejects(t *testing.T) {
 	badSys := strings.Replace(string(syscallsJSON), `"action": "EAFNOSUPPORT"`, `"action": "EWHATEVER"`, 1)
 	if _, err := Decode(tiersJSON, []byte(badSys)); err == nil {
 		t.Error("Decode accepted an unknown errno action")
+	}
+	// Two conditions on one argument: libcontainer ORs them, libseccomp
+	// ANDs them. Folding personality's alternatives into one rule must fail.
+	one := `{"names": ["personality"], "args": [{"index": 0, "value": 0, "op": "SCMP_CMP_EQ"}]},
+        {"names": ["personality"], "args": [{"index": 0, "value": 8, "op": "SCMP_CMP_EQ"}]}`
+	folded := `{"names": ["personality"], "args": [{"index": 0, "value": 0, "op": "SCMP_CMP_EQ"}, {"index": 0, "value": 8, "op": "SCMP_CMP_EQ"}]}`
+	if !strings.Contains(string(syscallsJSON), one) {
+		t.Fatal("personality rules not found in syscalls.json")
+	}
+	if _, err := Decode(tiersJSON, []byte(strings.Replace(string(syscallsJSON), one, folded, 1))); err == nil || !strings.Contains(err.Error(), "two conditions on argument 0") {
+		t.Errorf("Decode accepted two conditions on one argument: %v", err)
+	}
+}
+
+// TestStrictPlusMasking: strict_plus hides /proc/sys subtrees and kernel
+// tunables, but nothing a runtime reads while it starts the container;
+// the other tiers add no masked paths of their own.
+func TestStrictPlusMasking(t *testing.T) {
+	var masked []string
+	for _, set := range mustTier(t, "strict_plus").MaskedPaths {
+		masked = append(masked, set.Paths...)
+	}
+	all := strings.Join(masked, " ")
+	for _, want := range []string{"/proc/sys/vm", "/proc/sys/net", "/proc/sys/kernel/kptr_restrict", "/proc/sys/kernel/yama", "/proc/sys/kernel/core_pattern"} {
+		if !strings.Contains(" "+all+" ", " "+want+" ") {
+			t.Errorf("strict_plus does not mask %s", want)
+		}
+	}
+	for _, p := range masked {
+		for _, r := range RuntimeReads {
+			if below(r, p) {
+				t.Errorf("strict_plus masks %s, which hides %s", p, r)
+			}
+		}
+	}
+	for _, name := range []string{"strict", "moderate", "permissive"} {
+		if m := mustTier(t, name).MaskedPaths; len(m) != 0 {
+			t.Errorf("%s masks extra paths %v", name, m)
+		}
+	}
+}
+
+func mustTier(t *testing.T, name string) *Tier {
+	t.Helper()
+	tier, ok := Lookup(name)
+	if !ok {
+		t.Fatalf("tier %s missing", name)
+	}
+	return tier
+}
+
+// TestDecodeRejectsMasking: each bad masked_paths edit is refused for its
+// own reason.
+func TestDecodeRejectsMasking(t *testing.T) {
+	cases := []struct {
+		name, old, new, want string
+	}{
+		// libcontainer reads cap_last_cap after masking: hiding it, or a
+		// directory above it, gives a tier no runtime can start.
+		{"masks all of /proc/sys", `"paths": ["/proc/sys/abi",`, `"paths": ["/proc/sys", "/proc/sys/abi",`, "hides /proc/sys/kernel/cap_last_cap"},
+		{"masks /proc/sys/kernel", `"/proc/sys/kernel/firmware_config",`, `"/proc/sys/kernel",`, "hides /proc/sys/kernel/cap_last_cap"},
+		{"masks cap_last_cap", `"/proc/sys/kernel/tainted",`, `"/proc/sys/kernel/cap_last_cap",`, "hides /proc/sys/kernel/cap_last_cap"},
+		{"below a masked dir", `"/proc/sys/kernel/tainted",`, `"/proc/sys/vm/overcommit_memory",`, "lies below masked /proc/sys/vm"},
+		{"listed twice", `"/proc/sys/kernel/tainted",`, `"/proc/sys/kernel/sysrq",`, "listed twice"},
+		{"outside /proc and /sys", `"/proc/sys/kernel/tainted",`, `"/etc/shadow",`, "inside /proc or /sys"},
+		{"not clean", `"/proc/sys/kernel/tainted",`, `"/proc/sys/kernel/../tainted",`, "inside /proc or /sys"},
+		{"the replaced boolean", `"masked_paths":`, `"mask_proc_sys": true, "masked_paths":`, "unknown field"},
+	}
+	for _, tc := range cases {
+		in := strings.Replace(string(tiersJSON), tc.old, tc.new, 1)
+		if in == string(tiersJSON) {
+			t.Fatalf("%s: mutation did not apply", tc.name)
+		}
+		_, err := Decode([]byte(in), syscallsJSON)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an error containing %q", tc.name, err, tc.want)
+		}
+	}
+	// A set must carry a reason and at least one path.
+	for name, edit := range map[string]func(set map[string]any){
+		"empty why":   func(set map[string]any) { set["why"] = "" },
+		"empty paths": func(set map[string]any) { set["paths"] = []any{} },
+	} {
+		var doc map[string]any
+		if err := json.Unmarshal(tiersJSON, &doc); err != nil {
+			t.Fatal(err)
+		}
+		tier := doc["tiers"].([]any)[1].(map[string]any)
+		if tier["name"] != "strict_plus" {
+			t.Fatalf("tiers[1] is %v", tier["name"])
+		}
+		edit(tier["masked_paths"].([]any)[0].(map[string]any))
+		in, _ := json.Marshal(doc)
+		if _, err := Decode(in, syscallsJSON); err == nil || !strings.Contains(err.Error(), "needs paths and a why") {
+			t.Errorf("%s: got %v", name, err)
+		}
 	}
 }
 

@@ -32,7 +32,6 @@ const (
 	AnnotationUnenforced = "dev.sbx.unenforced"
 	AnnotationNetAllow   = "dev.sbx.network.allow"
 	AnnotationExec       = "dev.sbx.exec"
-	AnnotationBackend    = "dev.sbx.backend"
 )
 
 // Options are the few choices that are about the bundle, not the policy.
@@ -88,9 +87,6 @@ func Generate(g *policy.Grants, opts Options) (*specs.Spec, error) {
 	}
 	if g.Exec.InitialOnly {
 		s.Annotations[AnnotationExec] = "initial-only"
-	}
-	if g.Backend != "" {
-		s.Annotations[AnnotationBackend] = g.Backend
 	}
 	return s, nil
 }

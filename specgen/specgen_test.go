@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/sbxrun/sbxrun/host"
@@ -170,5 +171,31 @@ func BenchmarkCompileToSpec(b *testing.B) {
 		if _, err := specgen.Marshal(s); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestStrictPlusSpecSaysRunscIsUnused: the spec carries the backend only
+// as a not-enforced note, never as an annotation that claims it is used,
+// and masks /proc/sys entries without masking /proc/sys itself.
+func TestStrictPlusSpecSaysRunscIsUnused(t *testing.T) {
+	g, err := policy.Compile("strict_plus", nil, policy.ReferenceFacts("amd64", host.Syscalls()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := specgen.Generate(g, specgen.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(s.Annotations[specgen.AnnotationUnenforced], "hardened_backend=runsc: not used") {
+		t.Errorf("unenforced annotation: %q", s.Annotations[specgen.AnnotationUnenforced])
+	}
+	for k := range s.Annotations {
+		if strings.Contains(k, "backend") {
+			t.Errorf("annotation %s claims a backend", k)
+		}
+	}
+	masked := strings.Join(s.Linux.MaskedPaths, " ") + " "
+	if strings.Contains(masked, "/proc/sys ") || !strings.Contains(masked, "/proc/sys/vm ") || !strings.Contains(masked, "/proc/sys/kernel/kptr_restrict ") {
+		t.Errorf("strict_plus masked paths: %v", s.Linux.MaskedPaths)
 	}
 }

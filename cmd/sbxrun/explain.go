@@ -69,9 +69,15 @@ func printExplanation(x *engine.Explanation) {
 	for _, r := range g.Limits.Rlimits {
 		fmt.Fprintf(out, "Rlimit: %s %d/%d\n", r.Type, r.Soft, r.Hard)
 	}
+	for _, set := range t.MaskedPaths {
+		fmt.Fprintf(out, "Masked for this tier: %s\n  (%s)\n", strings.Join(set.Paths, " "), set.Why)
+	}
 	fmt.Fprintf(out, "\nSyscalls (unlisted ones fail with errno %d):\n", g.Syscalls.DefaultErrno)
 	for _, grp := range g.Syscalls.Groups {
 		fmt.Fprintf(out, "  %s: %s\n", grp, grp.Why)
+		for _, cond := range grp.Conditions() {
+			fmt.Fprintf(out, "      %s\n", cond)
+		}
 	}
 	for _, n := range g.Notes {
 		fmt.Fprintf(out, "Note: %s\n", n)

@@ -179,7 +179,7 @@ func TestStrictDeniesAndControlAllows(t *testing.T) {
 		// unshare reaches the kernel, which refuses CLONE_NEWUSER for a
 		// multithreaded caller (EINVAL) instead of the filter's EPERM.
 		"mount": "OK", "unshare_user": "EINVAL", "clone_newuser": "OK", "keyctl": "OK", "ptrace": "ESRCH",
-		"unlisted_syscall": "OK", "sysv_shm": "OK",
+		"unlisted_syscall": "OK", "sysv_shm": "OK", "personality": "OK", "personality_query": "OK",
 	})
 }
 
@@ -206,14 +206,18 @@ func TestStrictPlusHardening(t *testing.T) {
 	r := probe(t, compile(t, "strict_plus", nil))
 	r.expect(t, map[string]string{
 		"seccomp": "2", "cap_eff": "0000000000000000", "uid": "65534",
-		"socket_inet": "EAFNOSUPPORT", "socket_unix": "OK",
-		"proc_sys_write": "ENOENT", "rootfs_write": "EROFS", "mount": "EPERM",
+		"socket_inet": "EAFNOSUPPORT", "socket_unix": "OK", "rootfs_write": "EROFS", "mount": "EPERM",
+		// /proc/sys stays read-only and present; mitigation tunables and
+		// other subtrees are masked, cap_last_cap (which libcontainer's
+		// init reads after masking) is not.
+		"proc_sys_mount": "ro", "proc_sys_tunable": "EMPTY", "proc_sys_subtree": "ENOENT", "cap_last_cap": "DATA",
 	})
 	if m := fmt.Sprint(r["uid_map"]); !strings.HasPrefix(m, "0 1879048192 65536") {
 		t.Errorf("uid_map = %q, want container 0 mapped to 1879048192", m)
 	}
-	// Paired allowed case: plain strict still creates inet sockets (loopback).
-	probe(t, compile(t, "strict", nil)).expect(t, map[string]string{"socket_inet": "OK"})
+	// Paired allowed case: plain strict still creates inet sockets
+	// (loopback) and reads the tunables.
+	probe(t, compile(t, "strict", nil)).expect(t, map[string]string{"socket_inet": "OK", "proc_sys_tunable": "DATA", "proc_sys_subtree": "DATA"})
 }
 
 func TestModerateScopedIPC(t *testing.T) {

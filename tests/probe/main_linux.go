@@ -80,6 +80,50 @@ func readLen(p string) string {
 	return "DATA"
 }
 
+// Personas passed to personality(2). readImpliesExec makes every later
+// mapping executable (no NX) and is what the tiers refuse; queryPersona
+// changes nothing and returns the current persona.
+const (
+	readImpliesExec = 0x0400000
+	queryPersona    = 0xffffffff
+)
+
+// personality calls personality(persona) on a locked OS thread that is
+// discarded afterwards (the persona is per thread), restoring the previous
+// persona first if the call changed it, and reports the errno.
+func personality(persona uintptr) string {
+	done := make(chan string)
+	go func() {
+		// Never unlocked: the thread dies with this goroutine.
+		lockThread()
+		prev, _, e := unix.RawSyscall(unix.SYS_PERSONALITY, persona, 0, 0)
+		if e == 0 && persona != queryPersona {
+			unix.RawSyscall(unix.SYS_PERSONALITY, prev, 0, 0)
+		}
+		done <- errnoOf(0, 0, e)
+	}()
+	return <-done
+}
+
+// mountMode reports how the mount at exactly dir is mounted: "ro", "rw",
+// or "none" when nothing is mounted there (from /proc/self/mountinfo).
+func mountMode(dir string) string {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return result(err)
+	}
+	mode := "none"
+	for _, line := range strings.Split(string(b), "\n") {
+		// id parent major:minor root mountpoint options ...; the last
+		// mount at a point is the one in effect.
+		f := strings.Fields(line)
+		if len(f) > 5 && f[4] == dir {
+			mode, _, _ = strings.Cut(f[5], ",")
+		}
+	}
+	return mode
+}
+
 func main() {
 	st := status()
 	r := map[string]any{
@@ -97,6 +141,14 @@ func main() {
 			return strings.Join(strings.Fields(string(b)), " ")
 		}(),
 		"proc_status": readLen("/proc/self/status"),
+		// /proc/sys: a mitigation tunable, a kernel subdirectory, another
+		// subtree, and the file every libcontainer init must read.
+		"proc_sys_tunable":    readLen("/proc/sys/kernel/kptr_restrict"),
+		"proc_sys_kernel_dir": readLen("/proc/sys/kernel/random/boot_id"),
+		"proc_sys_subtree":    readLen("/proc/sys/vm/overcommit_memory"),
+		"cap_last_cap":        readLen("/proc/sys/kernel/cap_last_cap"),
+		"osrelease":           readLen("/proc/sys/kernel/osrelease"),
+		"proc_sys_mount":      mountMode("/proc/sys"),
 		"proc_sys_write": func() string {
 			f, err := os.OpenFile("/proc/sys/kernel/domainname", os.O_WRONLY, 0)
 			if err != nil {
@@ -147,6 +199,8 @@ func main() {
 	if e == 0 {
 		unix.Syscall(unix.SYS_SHMCTL, id, 0 /* IPC_RMID */, 0)
 	}
+	r["personality"] = personality(readImpliesExec)
+	r["personality_query"] = personality(queryPersona)
 	r["exec"] = result(exec.Command("/bin/true").Run())
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", " ")

@@ -12,8 +12,9 @@ import (
 )
 
 // CheckTrusted refuses a file (and the directory holding it) that someone
-// other than owner could have written: it must be owned by owner, not be a
-// symlink, and not be writable by group or others. Every file that can
+// other than owner (or root, who can write anything anyway) could have
+// written: each must be owned by owner or root, not be a symlink, and not
+// be writable by group or others. Every file that can
 // change a tier — the override token store, connector bindings, the
 // runtime's default tier — goes through this one rule: whoever can write
 // such a file can loosen a sandbox. A missing file is reported through
@@ -31,8 +32,8 @@ func CheckTrusted(code errcode.Code, owner int, file string) error {
 		switch {
 		case !ok || fi.Mode()&os.ModeSymlink != 0:
 			return errcode.Errorf(code, "%s is a symlink; not trusted", p)
-		case int(st.Uid) != owner:
-			return errcode.Errorf(code, "%s is owned by uid %d, not %d; not trusted", p, st.Uid, owner)
+		case int(st.Uid) != owner && st.Uid != 0:
+			return errcode.Errorf(code, "%s is owned by uid %d, not %d or root; not trusted", p, st.Uid, owner)
 		case fi.Mode().Perm()&0o022 != 0:
 			return errcode.Errorf(code, "%s is writable by group or others (mode %04o); not trusted", p, fi.Mode().Perm())
 		case p == file && !fi.Mode().IsRegular():

@@ -122,6 +122,7 @@ func (e *Engine) Select(req Request) (*Decision, error) {
 		d.Tier, d.From = strictest(e.cat), FromStrictest
 	}
 	rec.Tier = d.Tier
+	e.log.Debug("tier selected", "operation", req.Operation, "target", req.Target, "tier", d.Tier, "from", string(d.From), "connector", req.Connector)
 	if d.Tier == "" {
 		d.From = FromNone
 		return e.untiered(d, req, rec)
@@ -168,6 +169,7 @@ func (e *Engine) Select(req Request) (*Decision, error) {
 	if d.Record, err = e.audit.Append(rec); err != nil {
 		return nil, err
 	}
+	e.log.Debug("decision audited", "seq", d.Record.Seq, "kind", d.Record.Kind, "changes", len(d.Changes), "unenforced", len(d.Unenforced))
 	e.warnUnenforced(d.Unenforced, req.Spec != nil)
 	return d, nil
 }
@@ -246,6 +248,7 @@ func (e *Engine) compile(tier string, cfg *policy.Config, facts policy.HostFacts
 // refuse audits a refusal and returns err; if the refusal cannot be
 // audited, both errors are returned.
 func (e *Engine) refuse(rec audit.Record, err error) error {
+	e.log.Debug("refused", "operation", rec.Operation, "target", rec.Target, "code", string(errcode.Of(err)))
 	rec.Kind, rec.Result = audit.KindRefusal, audit.ResultBlocked
 	rec.Code, rec.Reason, rec.Details = string(errcode.Of(err)), errcode.Message(err), errcode.DetailsOf(err)
 	if _, aerr := e.audit.Append(rec); aerr != nil {

@@ -74,9 +74,9 @@ func Setup(o Options) (*Logger, error) {
 	return l, nil
 }
 
-// Close closes the log file, if any.
+// Close closes the log file, if any. A nil Logger has nothing to close.
 func (l *Logger) Close() error {
-	if l.file != nil {
+	if l != nil && l.file != nil {
 		return l.file.Close()
 	}
 	return nil

@@ -8,7 +8,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 var bin string
@@ -141,37 +143,175 @@ func TestSpecWithConnectorHonoursBinding(t *testing.T) {
 	}
 }
 
+// TestBadInput: every kind of bad input gets its stable code, a one-line
+// message, its exit status, and leaves nothing behind.
 func TestBadInput(t *testing.T) {
 	env := dirs(t)
+	stateDir := strings.TrimPrefix(env[0], "SBXRUN_STATE_DIR=")
+	root := filepath.Join(t.TempDir(), "root")
+	env = append(env, "SBXRUN_ROOT="+root)
 	bundle := t.TempDir()
 	bad := filepath.Join(bundle, "bad.yaml")
 	os.WriteFile(bad, []byte("capabilities: {network_access: sometimes}\nnope: 1\n"), 0o644)
-	cases := []struct {
+	tiny := filepath.Join(bundle, "tiny.yaml")
+	os.WriteFile(tiny, []byte("limits: {memory: 1}\n"), 0o644)
+	huge := filepath.Join(bundle, "huge.yaml")
+	os.WriteFile(huge, []byte("rlimits: {RLIMIT_NOFILE: {soft: 1, hard: 1099511627776}}\n"), 0o644)
+	type tc struct {
 		args []string
 		code int
 		want string
-	}{
+	}
+	cases := []tc{
 		{[]string{"spec", "--tier", "lax", "--bundle", bundle}, 2, "SANDBOX_PROFILE_UNKNOWN"},
 		{[]string{"spec", "--config", bad, "--bundle", bundle}, 2, "SANDBOX_CONFIG_INVALID"},
 		{[]string{"spec", "--format", "yaml", "--bundle", bundle}, 2, "SANDBOX_CONFIG_INVALID"},
+		{[]string{"spec", "--config", tiny, "--bundle", bundle}, 2, "SANDBOX_CONFIG_INVALID"},
+		{[]string{"spec", "--config", huge, "--bundle", bundle}, 3, "SANDBOX_POLICY_CONFLICT"},
+		{[]string{"spec", "--tier", "strict", "--bundle", "/nonexistent/bundle"}, 2, "SANDBOX_CONFIG_INVALID"},
+		{[]string{"spec", "--tier", "strict", "-o", "/dev/null"}, 2, "SANDBOX_CONFIG_INVALID"},
+		{[]string{"spec", "--tier", "strict", "-o", "/dev/null", "--force"}, 2, "SANDBOX_CONFIG_INVALID"},
+		// The destination is checked before the tier.
+		{[]string{"spec", "--tier", "bogus", "-o", "/dev/null"}, 2, "SANDBOX_CONFIG_INVALID"},
 		{[]string{"lint", "--tier", "strict", bad}, 2, "SANDBOX_SPEC_INVALID"},
 		{[]string{"bind", "--connector", "a/b", "--tier", "strict"}, 2, "SANDBOX_CONFIG_INVALID"},
 		{[]string{"spec", "--no-such-flag"}, 2, "SANDBOX_CONFIG_INVALID"},
 		{[]string{"explain", "--tier", "nope"}, 2, "SANDBOX_PROFILE_UNKNOWN"},
+		{[]string{"frobnicate"}, 2, "SANDBOX_CONFIG_INVALID"},
+		{[]string{"--log-format", "xml", "list"}, 2, "SANDBOX_CONFIG_INVALID"},
 	}
-	for _, tc := range cases {
-		r := sbx(t, env, "", tc.args...)
-		if r.code != tc.code || !strings.HasPrefix(r.stderr, "sbxrun: "+tc.want+": ") {
-			t.Errorf("%v: exit %d stderr %q, want %d %s", tc.args, r.code, r.stderr, tc.code, tc.want)
+	// Runtime bundles that no runtime could run: refused before anything
+	// is created.
+	runtimeBundle := func(mutate func(map[string]any)) string {
+		b := t.TempDir()
+		os.Mkdir(filepath.Join(b, "rootfs"), 0o755)
+		spec := map[string]any{"ociVersion": "1.2.0", "root": map[string]any{"path": "rootfs"},
+			"process": map[string]any{"args": []string{"true"}, "cwd": "/"},
+			"linux":   map[string]any{"namespaces": []map[string]string{{"type": "pid"}, {"type": "mount"}}}}
+		mutate(spec)
+		data, _ := json.Marshal(spec)
+		os.WriteFile(filepath.Join(b, "config.json"), data, 0o644)
+		return b
+	}
+	proc := func(s map[string]any) map[string]any { return s["process"].(map[string]any) }
+	for name, mutate := range map[string]func(map[string]any){
+		"empty args":        func(s map[string]any) { proc(s)["args"] = []string{} },
+		"cwd through /proc": func(s map[string]any) { proc(s)["cwd"] = "/proc/self/fd/3" },
+		"rlimit above host": func(s map[string]any) {
+			proc(s)["rlimits"] = []map[string]any{{"type": "RLIMIT_NOFILE", "soft": 1, "hard": 1 << 40}}
+		},
+		"memory of 1 byte": func(s map[string]any) {
+			s["linux"].(map[string]any)["resources"] = map[string]any{"memory": map[string]any{"limit": 1}}
+		},
+		"rootfs out of tree": func(s map[string]any) { s["root"] = map[string]any{"path": "escape"} },
+		"no process":         func(s map[string]any) { delete(s, "process") },
+	} {
+		b := runtimeBundle(mutate)
+		os.Symlink("/", filepath.Join(b, "escape"))
+		for _, verb := range []string{"run", "create"} {
+			cases = append(cases, tc{[]string{verb, "--bundle", b, "bad-" + strings.ReplaceAll(name, " ", "-")}, 2, "SANDBOX_SPEC_INVALID"})
+		}
+	}
+	fifo := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(fifo, "config.json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases = append(cases, tc{[]string{"create", "--bundle", fifo, "fifo"}, 2, "SANDBOX_SPEC_INVALID"})
+	// An invalid id is refused the same way by every verb.
+	for _, id := range []string{"../x", strings.Repeat("a", 300), "a/b", "."} {
+		for _, verb := range [][]string{{"state"}, {"start"}, {"kill"}, {"delete"}, {"delete", "--force"}, {"pause"}, {"resume"},
+			{"ps"}, {"events", "--stats"}, {"update", "--pids-limit", "5"}, {"exec"}, {"run", "--bundle", bundle}, {"create", "--bundle", bundle}} {
+			args := append(append([]string{}, verb...), id)
+			if verb[0] == "exec" {
+				args = append(args, "true")
+			}
+			cases = append(cases, tc{args, 2, "SANDBOX_CONFIG_INVALID"})
+		}
+	}
+	// A container that does not exist.
+	for _, verb := range [][]string{{"state"}, {"start"}, {"kill"}, {"delete"}, {"pause"}, {"resume"}, {"ps"}, {"events", "--stats"},
+		{"update", "--pids-limit", "5"}, {"exec", "nope", "true"}} {
+		args := append([]string{}, verb...)
+		if verb[0] != "exec" {
+			args = append(args, "nope")
+		}
+		cases = append(cases, tc{args, 2, "SANDBOX_NOT_FOUND"})
+	}
+	for _, c := range cases {
+		done := make(chan result, 1)
+		go func() { done <- sbx(t, env, "", c.args...) }()
+		var r result
+		select {
+		case r = <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%v hung", c.args)
+		}
+		if r.code != c.code || !strings.HasPrefix(r.stderr, "sbxrun: "+c.want+": ") || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("%v: exit %d stderr %q, want %d %s on one line", c.args, r.code, r.stderr, c.code, c.want)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(bundle, "config.json")); !os.IsNotExist(err) {
 		t.Errorf("a refused spec left config.json behind")
 	}
+	if entries, _ := os.ReadDir(root); len(entries) != 0 {
+		t.Errorf("refused runtime requests left state behind: %v", entries)
+	}
+	// A corrupt bindings file is untrusted state, never read as empty.
+	os.MkdirAll(stateDir, 0o700)
+	os.WriteFile(filepath.Join(stateDir, "bindings.json"), []byte("{not json"), 0o644)
+	for _, args := range [][]string{{"bind", "--connector", "a", "--tier", "strict"}, {"spec", "--connector", "a", "-o", "-"}, {"bind"}} {
+		if r := sbx(t, env, "", args...); r.code != 6 || !strings.HasPrefix(r.stderr, "sbxrun: SANDBOX_STATE_UNTRUSTED: ") {
+			t.Errorf("%v with corrupt bindings: exit %d %q", args, r.code, r.stderr)
+		}
+	}
 	j := sbx(t, env, "", "--log-format", "json", "spec", "--tier", "lax", "-o", "-")
 	var e map[string]any
-	if err := json.Unmarshal([]byte(j.stderr), &e); err != nil || e["code"] != "SANDBOX_PROFILE_UNKNOWN" {
+	if err := json.Unmarshal([]byte(j.stderr), &e); err != nil || e["code"] != "SANDBOX_PROFILE_UNKNOWN" || e["level"] != "error" {
 		t.Errorf("json error: %q", j.stderr)
+	}
+}
+
+// TestOneLogger: --log-format json makes every diagnostic JSON (warnings
+// included), --log sends them to a file (the final error goes to both),
+// and --debug shows the decisions.
+func TestOneLogger(t *testing.T) {
+	env := dirs(t)
+	r := sbx(t, env, "", "--log-format", "json", "spec", "--tier", "moderate", "-o", "-")
+	if r.code != 0 {
+		t.Fatalf("spec: %+v", r)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	warned := false
+	for _, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Errorf("non-JSON diagnostic with --log-format json: %q", l)
+			continue
+		}
+		warned = warned || (m["level"] == "warning" && strings.Contains(m["msg"].(string), "process_exec=deny"))
+	}
+	if !warned {
+		t.Errorf("no JSON warning about process_exec:\n%s", r.stderr)
+	}
+	text := sbx(t, env, "", "spec", "--tier", "moderate", "-o", "-")
+	if !strings.Contains(text.stderr, "sbxrun: warning: not enforced by this spec alone: process_exec=deny") {
+		t.Errorf("text warnings:\n%s", text.stderr)
+	}
+	logFile := filepath.Join(t.TempDir(), "log.json")
+	r = sbx(t, env, "", "--log", logFile, "--log-format", "json", "spec", "--tier", "moderate", "-o", "-")
+	data, _ := os.ReadFile(logFile)
+	if r.code != 0 || r.stderr != "" || !strings.Contains(string(data), `"level":"warning"`) {
+		t.Errorf("--log: stderr %q, file %q", r.stderr, data)
+	}
+	r = sbx(t, env, "", "--log", logFile, "--log-format", "json", "spec", "--tier", "lax", "-o", "-")
+	data, _ = os.ReadFile(logFile)
+	if !strings.Contains(r.stderr, `"code":"SANDBOX_PROFILE_UNKNOWN"`) || !strings.Contains(string(data), `"code":"SANDBOX_PROFILE_UNKNOWN"`) {
+		t.Errorf("the final error must reach stderr and --log: %q / %q", r.stderr, data)
+	}
+	quiet := sbx(t, env, "", "spec", "--tier", "strict", "-o", "-")
+	debug := sbx(t, env, "", "--debug", "spec", "--tier", "strict", "-o", "-")
+	if strings.Contains(quiet.stderr, "debug:") || !strings.Contains(debug.stderr, "sbxrun: debug: tier selected") || !strings.Contains(debug.stderr, "from=flag") {
+		t.Errorf("--debug: without %q, with %q", quiet.stderr, debug.stderr)
 	}
 }
 

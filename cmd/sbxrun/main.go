@@ -45,18 +45,26 @@ func exitStatus(status int, err error) error {
 func main() {
 	app := newApp()
 	err := app.Run(os.Args)
+	l, _ := app.Metadata["logger"].(*logging.Logger)
+	os.Exit(report(l, err))
+}
+
+// report prints err once and returns the exit status: a process's own
+// status for run and exec, else the status of err's code.
+func report(l *logging.Logger, err error) int {
+	defer l.Close()
 	var ee exitError
-	if errors.As(err, &ee) {
-		os.Exit(ee.status)
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.status
+	case l != nil:
+		l.Fatal(err)
+	default:
+		logging.FatalBeforeSetup(globalArg(os.Args, "log-format", logging.Text), err)
 	}
-	if err != nil {
-		if l, ok := app.Metadata["logger"].(*logging.Logger); ok {
-			l.Fatal(err)
-		} else {
-			logging.FatalBeforeSetup(globalArg(os.Args, "log-format", logging.Text), err)
-		}
-		os.Exit(errcode.Of(err).ExitStatus())
-	}
+	return errcode.Of(err).ExitStatus()
 }
 
 func newApp() *cli.App {
@@ -78,12 +86,6 @@ func newApp() *cli.App {
 			&cli.StringFlag{Name: "rootless", Usage: "accepted for runc compatibility (rootless mode is detected from the euid)", Hidden: true},
 		},
 		Before: setup,
-		After: func(c *cli.Context) error {
-			if l, ok := c.App.Metadata["logger"].(*logging.Logger); ok {
-				return l.Close()
-			}
-			return nil
-		},
 		Commands: []*cli.Command{
 			specCommand(), lintCommand(), explainCommand(), profilesCommand(), bindCommand(),
 			overrideCommand(), logCommand(), createCommand(), startCommand(), runCommand(),

@@ -62,7 +62,7 @@ const (
 )
 
 // Record is one audit event. The first seven fields are exactly those of
-// the agent-sandbox audit format (SPEC-SANDBOX-01), so its example records
+// the agent sandbox audit format (docs/audit.md), so its example records
 // are records of this log.
 type Record struct {
 	Timestamp string   `json:"timestamp"`

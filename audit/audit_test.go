@@ -33,7 +33,7 @@ func TestAppendVerify(t *testing.T) {
 	}
 }
 
-// The seed's example records (SPEC-SANDBOX-01) are records of this log:
+// The agent sandbox audit format's example records are records of this log:
 // decoding one and encoding it again keeps every field and value.
 func TestSeedExampleExpressible(t *testing.T) {
 	seed := `{"timestamp":"2026-01-28T10:30:05Z","agent":"code-architect","operation":"read","target":"./.env","result":"blocked","policy":"sensitive-file-pattern","reason":"Matches blocked pattern: **/.env*"}`

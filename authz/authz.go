@@ -1,4 +1,4 @@
-// Package authz owns the persistent state behind INV-SANDBOX-NO-DOWNGRADE:
+// Package authz owns the persistent state behind the no-downgrade rule:
 // which tier each connector (an agent or process identity) is bound to, and
 // the override tokens that may authorize a move to a less restrictive tier
 // or a config that widens one.

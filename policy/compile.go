@@ -12,7 +12,7 @@ import (
 	"github.com/sbxrun/sbxrun/profiles"
 )
 
-// Authorization is a verified override: the override package checked a
+// Authorization is a verified override: package authz checked a
 // token against the root-owned store before building one. Compile only
 // records its label; it never sees the token.
 type Authorization struct {

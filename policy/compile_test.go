@@ -257,7 +257,7 @@ func TestRootlessWithoutCgroupsReportsLimits(t *testing.T) {
 	}
 }
 
-// TestDeterministicUnderShuffle is INV-SANDBOX-COMPILED: the order of lists
+// TestDeterministicUnderShuffle is the determinism invariant: the order of lists
 // and maps in the input never changes the output bytes.
 func TestDeterministicUnderShuffle(t *testing.T) {
 	base := `

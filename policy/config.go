@@ -32,7 +32,7 @@ type Config struct {
 	Hostname     string                                  `yaml:"hostname,omitempty" json:"hostname,omitempty"`
 	UserNS       UserNSConfig                            `yaml:"userns,omitempty" json:"userns,omitempty"`
 	// OverrideToken authorizes widenings; it is verified (and its use
-	// audited) by the override package before Compile sees the result.
+	// audited) against the authz token store before Compile sees the result.
 	OverrideToken string `yaml:"override_token,omitempty" json:"-"`
 }
 

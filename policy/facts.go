@@ -1,7 +1,7 @@
 package policy
 
 // HostFacts are what Compile needs to know about the machine. They are
-// probed once, elsewhere (specgen.ProbeHost), so that Compile itself makes no
+// probed once, elsewhere (host.Probe), so that Compile itself makes no
 // OS call and tests can pass any host they like.
 type HostFacts struct {
 	// Arch is the target GOARCH: "amd64" or "arm64".

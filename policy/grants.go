@@ -9,7 +9,7 @@ const GrantsVersion = 2
 // Grants is the one intermediate form between tiers and backends. It is
 // OS-neutral: specgen turns it into an OCI runtime spec, seatbelt into an
 // SBPL profile. Every slice is sorted or in a fixed order so that equal
-// inputs marshal to equal bytes (INV-SANDBOX-COMPILED).
+// inputs marshal to equal bytes (the determinism invariant, docs/tiers.md).
 type Grants struct {
 	Version  int              `json:"version"`
 	Tier     string           `json:"tier"`

@@ -1,5 +1,5 @@
-// Package profiles holds the sandbox tiers as data: the four tiers of
-// bd-3ua7 (strict, strict_plus, moderate, permissive), the access level each
+// Package profiles holds the sandbox tiers as data: the four tiers
+// (strict, strict_plus, moderate, permissive), the access level each
 // grants to the six capabilities, and the syscall groups each tier allows or
 // denies, every entry with the reason it exists.
 //
@@ -41,10 +41,10 @@ import (
 	"sync"
 )
 
-// Capability names one of the six sandbox capabilities of bd-3ua7.
+// Capability names one of the six sandbox capabilities.
 type Capability string
 
-// The six capabilities, in the order of the bd-3ua7 table.
+// The six capabilities, in the order of the tier table (docs/tiers.md).
 const (
 	NetworkAccess Capability = "network_access"
 	FSRead        Capability = "fs_read"
@@ -60,7 +60,7 @@ var Capabilities = []Capability{NetworkAccess, FSRead, FSWrite, ProcessExec, IPC
 // Access is the level at which a capability is granted.
 type Access string
 
-// The four access levels of bd-3ua7.
+// The four access levels.
 const (
 	Deny     Access = "deny"
 	Scoped   Access = "scoped"
@@ -335,7 +335,7 @@ func Decode(tiers, syscalls []byte) (*Catalog, error) {
 		return nil, err
 	}
 	sort.SliceStable(c.Tiers, func(i, j int) bool { return c.Tiers[i].Level < c.Tiers[j].Level })
-	// INV-SANDBOX-TIERED: a higher level never grants less than a lower one,
+	// Tiers are ordered: a higher level never grants less than a lower one,
 	// so "moving up is a downgrade" means the same thing for every capability.
 	for i := 1; i < len(c.Tiers); i++ {
 		lo, hi := &c.Tiers[i-1], &c.Tiers[i]
@@ -459,7 +459,8 @@ func (c *Catalog) validate() error {
 		}
 		seen[t.Name] = true
 		if levelSeen[t.Level] {
-			// INV-SANDBOX-TIERED: levels form a strict order.
+			// Levels form a strict order: a move between two tiers is always
+			// a tightening or a loosening, never ambiguous.
 			return fmt.Errorf("tiers: %q: level %d used twice", t.Name, t.Level)
 		}
 		levelSeen[t.Level] = true

@@ -7,7 +7,7 @@ import (
 )
 
 func TestBuiltinTable(t *testing.T) {
-	// The bd-3ua7 capability table, verbatim.
+	// The capability table of docs/tiers.md, verbatim.
 	want := map[string]string{
 		"strict":      "0 deny deny deny deny deny deny",
 		"strict_plus": "1 deny deny deny deny deny deny",

@@ -83,7 +83,7 @@ type Options struct {
 	// destination at network_access=filtered. 0 means no proxy: no egress.
 	ProxyPort int
 	// Localhost additionally opens every port of the loopback interface at
-	// network_access=filtered (dev servers, seed 004). On macOS that is the
+	// network_access=filtered (an agent's local dev servers). On macOS that is the
 	// host's loopback, shared with every local service, so it is never
 	// implied by a tier and is refused at network_access=deny.
 	Localhost bool

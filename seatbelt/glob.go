@@ -8,7 +8,7 @@ import (
 )
 
 // DefaultSensitiveGlobs are the sensitive-file patterns of the agent
-// sandbox spec (seed 004: .env, .env.*, *.pem, *.key, *credentials*,
+// sandbox (.env, .env.*, *.pem, *.key, *credentials*,
 // *secret*, .aws/, .ssh/, .gnupg/) written as doublestar globs. They are
 // matched at any depth: the spec means a file name anywhere, and a pattern
 // silently anchored to one directory protects nothing below it (srt #432).

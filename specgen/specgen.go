@@ -5,7 +5,7 @@
 //
 // Output is deterministic: Grants are already sorted, slices are emitted in
 // a fixed order and maps are marshalled with sorted keys, so the same Grants
-// always give byte-identical JSON (INV-SANDBOX-COMPILED).
+// always give byte-identical JSON (the determinism invariant, docs/tiers.md).
 package specgen
 
 import (

@@ -20,8 +20,8 @@ var update = flag.Bool("update", false, "rewrite golden files and artifacts")
 
 var arches = []string{"amd64", "arm64"}
 
-// artifactPath is the compiled-output artifact bd-3ua7 asks for: an index
-// of every tier's compiled grants, spec and seccomp profile, by hash.
+// artifactPath is the committed compiled-output artifact: an index of every
+// tier's compiled grants, spec and seccomp profile, by hash (see its README).
 const artifactPath = "../artifacts/bd-3ua7/sandbox_profile_compiler_output.json"
 
 type compiled struct {
@@ -119,7 +119,7 @@ func TestGoldenAndArtifacts(t *testing.T) {
 	}
 }
 
-// TestByteIdenticalAcrossRuns is INV-SANDBOX-COMPILED at the artifact level.
+// TestByteIdenticalAcrossRuns is the determinism invariant at the artifact level.
 func TestByteIdenticalAcrossRuns(t *testing.T) {
 	for _, tier := range profiles.Builtin().Names() {
 		a, b := compileTier(t, tier, "amd64"), compileTier(t, tier, "amd64")

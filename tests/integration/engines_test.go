@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -137,6 +138,16 @@ func TestPodmanAnnotationTierIsEnforced(t *testing.T) {
 	}
 }
 
+// hasField reports whether some whitespace-separated field of out is f.
+func hasField(out, f string) bool {
+	for _, x := range strings.Fields(out) {
+		if x == f {
+			return true
+		}
+	}
+	return false
+}
+
 // containerd on a private socket and root, driving sbxrun through the
 // stock runc v2 shim (--runc-binary).
 type containerd struct {
@@ -204,14 +215,36 @@ func TestContainerdRunsSbxrun(t *testing.T) {
 	if r := c.ctr("task", "exec", "--exec-id", "e1", "c2", "/bin/sh", "-c", "echo exec-ok"); r.code != 0 || r.stdout != "exec-ok\n" {
 		t.Errorf("ctr task exec: %+v", r)
 	}
-	if r := c.ctr("task", "ps", "c2"); r.code != 0 || !strings.Contains(r.stdout, "PID") {
-		t.Errorf("ctr task ps: %+v", r)
+	// The shim keeps sbxrun's state under its own root: read it from there.
+	shimRoot := "/run/containerd/runc/default"
+	var st struct {
+		Pid    int
+		Status string
 	}
+	if err := json.Unmarshal([]byte(c.sbx.must("--root", shimRoot, "state", "c2")), &st); err != nil || st.Status != "running" || st.Pid <= 0 {
+		t.Fatalf("sbxrun state of c2: %+v %v", st, err)
+	}
+	if r := c.ctr("task", "ps", "c2"); r.code != 0 || !hasField(r.stdout, strconv.Itoa(st.Pid)) {
+		t.Errorf("ctr task ps does not list the init pid %d: %+v", st.Pid, r)
+	}
+	freezer := filepath.Join(cgroupOf(t, st.Pid, "freezer"), "freezer.state")
 	if r := c.ctr("task", "pause", "c2"); r.code != 0 {
 		t.Errorf("pause: %+v", r)
 	}
+	if data, _ := os.ReadFile(freezer); strings.TrimSpace(string(data)) != "FROZEN" {
+		t.Errorf("after pause the cgroup is %q, want FROZEN", data)
+	}
+	if r := c.ctr("task", "ls"); !strings.Contains(r.stdout, "PAUSED") {
+		t.Errorf("ctr task ls after pause: %s", r.stdout)
+	}
 	if r := c.ctr("task", "resume", "c2"); r.code != 0 {
 		t.Errorf("resume: %+v", r)
+	}
+	if data, _ := os.ReadFile(freezer); strings.TrimSpace(string(data)) != "THAWED" {
+		t.Errorf("after resume the cgroup is %q, want THAWED", data)
+	}
+	if r := c.ctr("task", "ls"); !strings.Contains(r.stdout, "RUNNING") {
+		t.Errorf("ctr task ls after resume: %s", r.stdout)
 	}
 	if r := c.ctr("task", "kill", "-s", "SIGKILL", "c2"); r.code != 0 {
 		t.Errorf("kill: %+v", r)

@@ -45,7 +45,7 @@ bench: build ## compile benchmarks, `sbxrun spec` time, container start and secc
 fuzz: ## fuzz each target for FUZZTIME (default 60s)
 	$(GO) test -run XXX -fuzz FuzzConfig -fuzztime $${FUZZTIME:-60s} ./policy
 	$(GO) test -run XXX -fuzz FuzzDecode -fuzztime $${FUZZTIME:-60s} ./profiles
-	$(GO) test -run XXX -fuzz FuzzParseAnnotations -fuzztime $${FUZZTIME:-60s} ./enforce
+	$(GO) test -tags $(TAGS) -run XXX -fuzz FuzzParseAnnotations -fuzztime $${FUZZTIME:-60s} ./engine
 	$(GO) test -run XXX -fuzz FuzzReader -fuzztime $${FUZZTIME:-60s} ./seatbelt
 	$(GO) test -tags $(TAGS) -run XXX -fuzz FuzzHookState -fuzztime $${FUZZTIME:-60s} ./hooks
 

@@ -2,7 +2,7 @@
 # The demo: install what is needed, build sbxrun, build a busybox rootfs,
 # compile the strict tier into an OCI spec, and run commands in it with
 # sbxrun as the runtime, printing what was blocked and what still works.
-# Usage: sudo hack/demo.sh
+# Usage (as root): hack/demo.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"

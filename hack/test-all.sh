@@ -1,7 +1,7 @@
 #!/bin/bash
 # The whole test suite, as CI runs it: install system packages, lint, build,
 # every test as root (integration tests must not skip), golden drift check,
-# cross builds. Usage: sudo hack/test-all.sh
+# cross builds. Usage (as root): hack/test-all.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"

@@ -134,6 +134,41 @@ func TestKillInitOnlyVersusAll(t *testing.T) {
 	waitStatus(t, s, "ka", "stopped")
 }
 
+// TestKillAllPausedContainer: `kill --all` leaves a paused container
+// paused, the signal pending until resume; KILL thaws it so its processes
+// can die.
+func TestKillAllPausedContainer(t *testing.T) {
+	s := newSbx(t)
+	s.must("run", "-d", "--bundle", bundle(t, plainSpec(t, "sh", "-c", "sleep 1000 & sleep 1000 & wait; exec sleep 1000")), "pz")
+	pid := int(s.state("pz")["pid"].(float64))
+	cg := cgroupOf(t, pid, "pids")
+	killCgroupOnCleanup(t, cg)
+	if !waitFor(5*time.Second, func() bool { return len(cgroupPids(t, cg)) == 3 }) {
+		t.Fatalf("expected init and two sleepers, got %v", cgroupPids(t, cg))
+	}
+	s.must("pause", "pz")
+	s.must("kill", "--all", "pz", "TERM")
+	time.Sleep(300 * time.Millisecond)
+	if st := s.state("pz")["status"]; st != "paused" || len(cgroupPids(t, cg)) != 3 {
+		t.Fatalf("after kill --all TERM of a paused container: %v, %v", st, cgroupPids(t, cg))
+	}
+	s.must("resume", "pz")
+	// The pending TERM ends both sleepers; the init (pid 1, no handler)
+	// survives it and goes on to its last sleep.
+	if !waitFor(5*time.Second, func() bool { p := cgroupPids(t, cg); return len(p) == 1 && p[0] == pid }) {
+		t.Fatalf("after resume: %v, want only the init %d", cgroupPids(t, cg), pid)
+	}
+	if st := s.state("pz")["status"]; st != "running" {
+		t.Fatalf("after resume: %v", st)
+	}
+	s.must("pause", "pz")
+	s.must("kill", "--all", "pz", "KILL")
+	if !waitFor(5*time.Second, func() bool { return len(cgroupPids(t, cg)) == 0 }) {
+		t.Fatalf("kill --all KILL of a paused container left %v", cgroupPids(t, cg))
+	}
+	waitStatus(t, s, "pz", "stopped")
+}
+
 // TestStateConflictsAndNotRunning: verbs the container's state does not
 // allow fail with SANDBOX_STATE_CONFLICT; signalling a stopped container
 // says "container not running" (containerd matches the text); unknown

@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"sync"
-
-	"github.com/sbxrun/sbxrun/errcode"
 )
 
 var attachmentName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}\.json$`) })
@@ -46,14 +44,17 @@ func (r *Runtime) attach(id string, files map[string][]byte) error {
 }
 
 // Attachment returns a container's attachment, or (nil, nil) if the
-// container has none by that name.
+// container has none by that name; an unknown container is NotFound.
 func (r *Runtime) Attachment(id, name string) ([]byte, error) {
-	if err := CheckID(id); err != nil {
+	if err := ValidateID(id); err != nil {
 		return nil, err
 	}
 	p, err := r.attachmentPath(id, name)
 	if err != nil {
 		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(r.Root, id, "state.json")); errors.Is(err, os.ErrNotExist) {
+		return nil, notExist(id)
 	}
 	f, err := os.OpenFile(p, os.O_RDONLY|noFollow, 0)
 	if errors.Is(err, os.ErrNotExist) {
@@ -68,20 +69,4 @@ func (r *Runtime) Attachment(id, name string) ([]byte, error) {
 		return nil, fmt.Errorf("reading attachment %s of %s: %w", name, id, err)
 	}
 	return data, nil
-}
-
-// maxIDLen keeps the state directory, the create journal's name and cgroup
-// paths within the kernel's 255-byte name limit.
-const maxIDLen = 200
-
-var idRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[\w+.-]+$`) })
-
-// CheckID validates a container id the way every verb must: 1-200 of
-// [A-Za-z0-9_+.-], not "." or "..". The id names a directory under the
-// runtime root, so anything else could escape it.
-func CheckID(id string) error {
-	if len(id) == 0 || len(id) > maxIDLen || !idRE().MatchString(id) || id == "." || id == ".." {
-		return errcode.Errorf(errcode.ConfigInvalid, "invalid container id %q: want 1-%d of [A-Za-z0-9_+.-], not . or ..", id, maxIDLen)
-	}
-	return nil
 }

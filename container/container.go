@@ -7,14 +7,47 @@ package container
 
 import (
 	"errors"
+	"fmt"
 	"io"
+	"regexp"
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/sbxrun/sbxrun/errcode"
 )
 
-// ErrNotExist is returned for an unknown container id.
+// ErrNotExist is wrapped by the error for an unknown container id.
+// podman and containerd recognise a missing container by the text "does
+// not exist" in the runtime's message.
 var ErrNotExist = errors.New("container does not exist")
+
+// MaxIDLength bounds a container id: the id is a directory name under the
+// state root, part of the create journal's name (".create-ID.json" and its
+// temporary sibling) and the last element of its cgroup paths, and each of
+// those must stay below NAME_MAX (255 bytes).
+const MaxIDLength = 200
+
+var idPattern = regexp.MustCompile(`^[\w+.-]+$`)
+
+// ValidateID checks a container id: letters, digits, '_', '+', '-' and
+// '.', not "." or "..", at most MaxIDLength bytes (the rule runc and
+// libcontainer apply, plus the length bound). Every Runtime method calls
+// it before touching any state.
+func ValidateID(id string) error {
+	if len(id) > MaxIDLength {
+		return errcode.Errorf(errcode.ConfigInvalid, "container id is %d bytes long; at most %d are allowed", len(id), MaxIDLength)
+	}
+	if !idPattern.MatchString(id) || id == "." || id == ".." {
+		return errcode.Errorf(errcode.ConfigInvalid, "invalid container id %q: use letters, digits, '_', '+', '-' and '.' (not \".\" or \"..\")", id)
+	}
+	return nil
+}
+
+// notExist is the error for a valid id that names no container.
+func notExist(id string) error {
+	return &errcode.Error{Code: errcode.NotFound, Msg: fmt.Sprintf("container %s does not exist", id), Err: ErrNotExist}
+}
 
 // Runtime is one state root.
 type Runtime struct {
@@ -74,11 +107,10 @@ type ExecOptions struct {
 	InitialOnly   bool
 }
 
-// Stats are a container's resource usage.
-type Stats struct {
-	CPUUsageNanos uint64 `json:"cpu_usage_ns"`
-	MemoryUsage   uint64 `json:"memory_usage_bytes"`
-	MemoryLimit   uint64 `json:"memory_limit_bytes"`
-	PidsCurrent   uint64 `json:"pids_current"`
-	PidsLimit     uint64 `json:"pids_limit"`
+// EventOptions select what Events reports.
+type EventOptions struct {
+	// StatsOnly reports one stats event and returns.
+	StatsOnly bool
+	// Interval is the time between stats events otherwise.
+	Interval time.Duration
 }

@@ -5,6 +5,7 @@ package container
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"os/user"
@@ -13,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/opencontainers/cgroups"
+	"github.com/opencontainers/cgroups/manager"
 	"github.com/opencontainers/runc/libcontainer"
 	"github.com/opencontainers/runc/libcontainer/configs"
 	"github.com/opencontainers/runc/libcontainer/specconv"
@@ -25,6 +28,8 @@ import (
 	// The C constructor that joins namespaces in `sbxrun init` before the Go
 	// runtime starts; mandatory for libcontainer.
 	_ "github.com/opencontainers/runc/libcontainer/nsenter"
+
+	"github.com/sbxrun/sbxrun/errcode"
 )
 
 func init() {
@@ -36,17 +41,35 @@ func init() {
 	}
 }
 
+// load validates id and loads its container.
 func (r *Runtime) load(id string) (*libcontainer.Container, error) {
+	if err := ValidateID(id); err != nil {
+		return nil, err
+	}
 	c, err := libcontainer.Load(r.Root, id)
 	if errors.Is(err, libcontainer.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %s", ErrNotExist, id)
+		return nil, notExist(id)
 	}
 	return c, err
 }
 
+// conflict is the error for a verb the container's state does not allow.
+func conflict(format string, args ...any) error {
+	return errcode.Errorf(errcode.StateConflict, format, args...)
+}
+
+// notRunning is the error for acting on a stopped container. containerd
+// recognises it by libcontainer's text "container not running".
+func notRunning(id, verb string) error {
+	return errcode.Errorf(errcode.StateConflict, "cannot %s %s: %w", verb, id, libcontainer.ErrNotRunning)
+}
+
 func (r *Runtime) create(o CreateOptions) (*libcontainer.Container, error) {
+	if err := ValidateID(o.ID); err != nil {
+		return nil, err
+	}
 	if o.Spec == nil || o.Spec.Process == nil {
-		return nil, errors.New("spec has no process")
+		return nil, errcode.Errorf(errcode.SpecInvalid, "spec has no process")
 	}
 	if err := os.MkdirAll(r.Root, 0o711); err != nil {
 		return nil, fmt.Errorf("creating state root: %w", err)
@@ -71,14 +94,19 @@ func (r *Runtime) create(o CreateOptions) (*libcontainer.Container, error) {
 		RootlessCgroups: rootless,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("converting spec: %w", err)
+		return nil, errcode.Errorf(errcode.SpecInvalid, "converting spec: %w", err)
 	}
+	// The journal is created exclusively: it is also the id's lock, so of
+	// two creates of one id exactly one gets past here.
 	if err := r.writeJournal(o.ID, cfg); err != nil {
 		return nil, err
 	}
 	c, err := libcontainer.Create(r.Root, o.ID, cfg)
 	if err != nil {
 		r.dropJournal(o.ID)
+		if errors.Is(err, libcontainer.ErrExist) {
+			return nil, conflict("container %s already exists", o.ID)
+		}
 		return nil, err
 	}
 	if err := r.attach(o.ID, o.Attachments); err != nil {
@@ -86,48 +114,6 @@ func (r *Runtime) create(o CreateOptions) (*libcontainer.Container, error) {
 		return nil, err
 	}
 	return c, nil
-}
-
-func newProcess(p *specs.Process, init bool) (*libcontainer.Process, error) {
-	if p == nil || len(p.Args) == 0 {
-		return nil, errors.New("process needs args")
-	}
-	if !filepath.IsAbs(p.Cwd) {
-		return nil, fmt.Errorf("process cwd %q must be absolute", p.Cwd)
-	}
-	nnp := p.NoNewPrivileges
-	lp := &libcontainer.Process{
-		Args: p.Args, Env: p.Env, UID: int(p.User.UID), GID: int(p.User.GID), Cwd: p.Cwd,
-		NoNewPrivileges: &nnp, AppArmorProfile: p.ApparmorProfile, Label: p.SelinuxLabel,
-		Init: init,
-	}
-	for _, g := range p.User.AdditionalGids {
-		lp.AdditionalGroups = append(lp.AdditionalGroups, int(g))
-	}
-	if p.ConsoleSize != nil {
-		lp.ConsoleWidth, lp.ConsoleHeight = uint16(p.ConsoleSize.Width), uint16(p.ConsoleSize.Height)
-	}
-	if c := p.Capabilities; c != nil {
-		lp.Capabilities = &configs.Capabilities{Bounding: c.Bounding, Effective: c.Effective,
-			Inheritable: c.Inheritable, Permitted: c.Permitted, Ambient: c.Ambient}
-	}
-	for _, rl := range p.Rlimits {
-		typ, ok := rlimitTypes[rl.Type]
-		if !ok {
-			return nil, fmt.Errorf("unknown rlimit %q", rl.Type)
-		}
-		lp.Rlimits = append(lp.Rlimits, configs.Rlimit{Type: typ, Hard: rl.Hard, Soft: rl.Soft})
-	}
-	return lp, nil
-}
-
-var rlimitTypes = map[string]int{
-	"RLIMIT_AS": unix.RLIMIT_AS, "RLIMIT_CORE": unix.RLIMIT_CORE, "RLIMIT_CPU": unix.RLIMIT_CPU,
-	"RLIMIT_DATA": unix.RLIMIT_DATA, "RLIMIT_FSIZE": unix.RLIMIT_FSIZE, "RLIMIT_LOCKS": unix.RLIMIT_LOCKS,
-	"RLIMIT_MEMLOCK": unix.RLIMIT_MEMLOCK, "RLIMIT_MSGQUEUE": unix.RLIMIT_MSGQUEUE, "RLIMIT_NICE": unix.RLIMIT_NICE,
-	"RLIMIT_NOFILE": unix.RLIMIT_NOFILE, "RLIMIT_NPROC": unix.RLIMIT_NPROC, "RLIMIT_RSS": unix.RLIMIT_RSS,
-	"RLIMIT_RTPRIO": unix.RLIMIT_RTPRIO, "RLIMIT_RTTIME": unix.RLIMIT_RTTIME, "RLIMIT_SIGPENDING": unix.RLIMIT_SIGPENDING,
-	"RLIMIT_STACK": unix.RLIMIT_STACK,
 }
 
 // preserved returns the caller's fds 3..3+n-1 for the container, checking
@@ -221,7 +207,7 @@ func (r *Runtime) destroy(c *libcontainer.Container) error {
 	if _, serr := os.Stat(filepath.Join(r.Root, c.ID())); os.IsNotExist(serr) {
 		r.dropJournal(c.ID())
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "sbxrun: warning: %s: %v\n", c.ID(), err)
+			slog.Warn("container removed; a poststop hook failed", "id", c.ID(), "err", err)
 		}
 		return nil
 	}
@@ -229,17 +215,18 @@ func (r *Runtime) destroy(c *libcontainer.Container) error {
 }
 
 func (r *Runtime) startInit(c *libcontainer.Container, o CreateOptions, start func(*libcontainer.Process) error) error {
-	p, err := r.process(o.Spec.Process, true, o.PreserveFDs, o.InitialOnly)
+	p, err := r.process(c, o.Spec.Process, true, o.PreserveFDs, o.InitialOnly)
 	if err != nil {
 		return err
 	}
 	return startDetached(p, o.Spec.Process.Terminal, o.ConsoleSocket, o.PidFile, start)
 }
 
-// process builds a libcontainer process with the preserved fds and, for
-// process_exec=deny, the exec shim.
-func (r *Runtime) process(sp *specs.Process, init bool, preserveFDs int, initialOnly bool) (*libcontainer.Process, error) {
-	p, err := newProcess(sp, init)
+// process builds a libcontainer process for c with the preserved fds and,
+// for process_exec=deny, the exec shim.
+func (r *Runtime) process(c *libcontainer.Container, sp *specs.Process, init bool, preserveFDs int, initialOnly bool) (*libcontainer.Process, error) {
+	cfg := c.Config()
+	p, err := newProcess(sp, &cfg, init)
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +257,7 @@ func (r *Runtime) Run(o CreateOptions, detach bool, stdio IO) (int, error) {
 		return 0, nil
 	}
 	defer r.destroy(c) //nolint:errcheck // reported by delete if it fails
-	p, err := r.process(o.Spec.Process, true, o.PreserveFDs, o.InitialOnly)
+	p, err := r.process(c, o.Spec.Process, true, o.PreserveFDs, o.InitialOnly)
 	if err != nil {
 		return -1, err
 	}
@@ -292,7 +279,7 @@ func (r *Runtime) Start(id string) error {
 		return err
 	}
 	if st != libcontainer.Created {
-		return fmt.Errorf("cannot start a container that is %s", st)
+		return conflict("cannot start container %s: it is %s", id, st)
 	}
 	return c.Exec()
 }
@@ -307,10 +294,13 @@ func (r *Runtime) Exec(id string, o ExecOptions, stdio IO) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	if st != libcontainer.Running && st != libcontainer.Created {
-		return -1, fmt.Errorf("cannot exec in a container that is %s", st)
+	if st == libcontainer.Stopped {
+		return -1, notRunning(id, "exec in")
 	}
-	p, err := r.process(o.Process, false, o.PreserveFDs, o.InitialOnly)
+	if st != libcontainer.Running && st != libcontainer.Created {
+		return -1, conflict("cannot exec in container %s: it is %s", id, st)
+	}
+	p, err := r.process(c, o.Process, false, o.PreserveFDs, o.InitialOnly)
 	if err != nil {
 		return -1, err
 	}
@@ -320,25 +310,93 @@ func (r *Runtime) Exec(id string, o ExecOptions, stdio IO) (int, error) {
 	return foreground(c, p, o.Process.Terminal, o.PidFile, stdio, func() error { return c.Run(p) })
 }
 
-// Signal sends sig to the container's init, or with all to every process.
+// Signal sends sig to the container's init or, with all, to every process
+// in the container's cgroup. A stopped container is a StateConflict whose
+// message contains libcontainer's "container not running".
 func (r *Runtime) Signal(id string, sig os.Signal, all bool) error {
 	c, err := r.load(id)
 	if err != nil {
 		return err
 	}
-	if !all {
-		return c.Signal(sig)
+	s, ok := sig.(unix.Signal)
+	if !ok || s <= 0 {
+		return errcode.Errorf(errcode.ConfigInvalid, "invalid signal %v", sig)
 	}
-	pids, err := c.Processes()
+	st, err := c.Status()
 	if err != nil {
 		return err
 	}
-	for _, pid := range pids {
-		if err := unix.Kill(pid, sig.(syscall.Signal)); err != nil && !errors.Is(err, unix.ESRCH) {
+	if st == libcontainer.Stopped {
+		return notRunning(id, "signal")
+	}
+	if all {
+		err = signalAll(c, s, st == libcontainer.Paused)
+	} else {
+		err = c.Signal(s)
+	}
+	if errors.Is(err, libcontainer.ErrNotRunning) {
+		return notRunning(id, "signal")
+	}
+	return err
+}
+
+// signalAll sends sig to every process of c with the cgroup frozen, so
+// that nothing can fork between reading the cgroup's processes and
+// signalling them: runc's signalAllProcesses. libcontainer offers that
+// only through Container.Signal(SIGKILL) in a shared pid namespace, which
+// is used as is; every other case freezes, signals and thaws here. A
+// container the user paused stays frozen, except for SIGKILL, which a
+// task frozen by the v1 freezer would not act on until thawed.
+func signalAll(c *libcontainer.Container, sig unix.Signal, paused bool) error {
+	m, err := cgroupManager(c)
+	if err != nil {
+		return err
+	}
+	cfg := c.Config()
+	if sig == unix.SIGKILL && !cfg.Namespaces.IsPrivate(configs.NEWPID) {
+		if err := c.Signal(sig); err != nil {
 			return err
 		}
+		if paused {
+			return m.Freeze(cgroups.Thawed)
+		}
+		return nil
 	}
-	return nil
+	if !paused {
+		if err := m.Freeze(cgroups.Frozen); err != nil {
+			// Signalling unfrozen would race with fork: refuse instead.
+			_ = m.Freeze(cgroups.Thawed)
+			return errcode.Errorf(errcode.Unenforceable, "cannot freeze %s to signal all its processes: %w", c.ID(), err)
+		}
+	}
+	pids, err := m.GetAllPids()
+	if err == nil {
+		for _, pid := range pids {
+			if kerr := unix.Kill(pid, sig); kerr != nil && !errors.Is(kerr, unix.ESRCH) {
+				err = fmt.Errorf("signalling pid %d: %w", pid, kerr)
+				break
+			}
+		}
+	}
+	if !paused || sig == unix.SIGKILL {
+		if terr := m.Freeze(cgroups.Thawed); terr != nil && err == nil {
+			err = terr
+		}
+	}
+	return err
+}
+
+// cgroupManager opens the cgroups libcontainer recorded for c.
+func cgroupManager(c *libcontainer.Container) (cgroups.Manager, error) {
+	cfg := c.Config()
+	st, err := c.State()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Cgroups == nil || len(st.CgroupPaths) == 0 {
+		return nil, errcode.Errorf(errcode.Unenforceable, "container %s has no cgroup", c.ID())
+	}
+	return manager.NewWithPaths(cfg.Cgroups, st.CgroupPaths)
 }
 
 // Delete removes a stopped container; with force it kills a running one
@@ -347,9 +405,6 @@ func (r *Runtime) Signal(id string, sig os.Signal, all bool) error {
 func (r *Runtime) Delete(id string, force bool) error {
 	c, err := r.load(id)
 	if errors.Is(err, ErrNotExist) {
-		if !validID(id) {
-			return err
-		}
 		if rerr := r.recoverAborted(id); rerr != nil {
 			return rerr
 		}
@@ -372,12 +427,8 @@ func (r *Runtime) Delete(id string, force bool) error {
 	case st == libcontainer.Stopped:
 		return r.destroy(c)
 	default:
-		return fmt.Errorf("cannot delete container %s that is %s (use --force)", id, st)
+		return conflict("cannot delete container %s: it is %s (use --force)", id, st)
 	}
-}
-
-func validID(id string) bool {
-	return id != "" && id != "." && id != ".." && filepath.Base(id) == id
 }
 
 func (r *Runtime) killAndDestroy(c *libcontainer.Container) error {
@@ -458,11 +509,21 @@ func (r *Runtime) Processes(id string) ([]int, error) {
 	return c.Processes()
 }
 
-// Pause freezes every process of a container.
+// Pause freezes every process of a running (or created) container.
 func (r *Runtime) Pause(id string) error {
 	c, err := r.load(id)
 	if err != nil {
 		return err
+	}
+	st, err := c.Status()
+	if err != nil {
+		return err
+	}
+	switch st {
+	case libcontainer.Stopped:
+		return notRunning(id, "pause")
+	case libcontainer.Paused:
+		return conflict("container %s is already paused", id)
 	}
 	return c.Pause()
 }
@@ -473,60 +534,57 @@ func (r *Runtime) Resume(id string) error {
 	if err != nil {
 		return err
 	}
+	st, err := c.Status()
+	if err != nil {
+		return err
+	}
+	if st != libcontainer.Paused {
+		return conflict("cannot resume container %s: it is %s, not paused", id, st)
+	}
 	return c.Resume()
 }
 
-// Stats reads a container's cgroup usage.
-func (r *Runtime) Stats(id string) (*Stats, error) {
-	c, err := r.load(id)
-	if err != nil {
-		return nil, err
-	}
-	st, err := c.Stats()
-	if err != nil {
-		return nil, err
-	}
-	out := &Stats{}
-	if cg := st.CgroupStats; cg != nil {
-		out.CPUUsageNanos = cg.CpuStats.CpuUsage.TotalUsage
-		out.MemoryUsage = cg.MemoryStats.Usage.Usage
-		out.MemoryLimit = cg.MemoryStats.Usage.Limit
-		out.PidsCurrent = cg.PidsStats.Current
-		out.PidsLimit = cg.PidsStats.Limit
-	}
-	return out, nil
-}
-
-// Update changes a running container's memory, CPU and pids limits.
+// Update applies a resources update to a running container's cgroup.
+// Every field is applied or the whole update is refused, naming the
+// field (see applyResources); the device allowlist is never changed.
 func (r *Runtime) Update(id string, res *specs.LinuxResources) error {
 	c, err := r.load(id)
 	if err != nil {
 		return err
 	}
+	st, err := c.Status()
+	if err != nil {
+		return err
+	}
+	if st == libcontainer.Stopped {
+		return notRunning(id, "update")
+	}
+	state, err := c.State()
+	if err != nil {
+		return err
+	}
 	cfg := c.Config()
-	if cfg.Cgroups == nil || cfg.Cgroups.Resources == nil {
-		return errors.New("container has no cgroup to update")
+	if cfg.Cgroups == nil || cfg.Cgroups.Resources == nil || len(state.CgroupPaths) == 0 {
+		return errcode.Errorf(errcode.Unenforceable, "container %s has no cgroup to update", id)
 	}
-	cr := cfg.Cgroups.Resources
-	if m := res.Memory; m != nil {
-		if m.Limit != nil {
-			cr.Memory = *m.Limit
-		}
-		if m.Swap != nil {
-			cr.MemorySwap = *m.Swap
-		}
+	// A copy: libcontainer restores its own config's resources if Set
+	// fails, so that config must not be changed in place.
+	cg := *cfg.Cgroups
+	next := *cg.Resources
+	v2 := cgroups.IsCgroup2UnifiedMode()
+	if err := applyResources(&next, res, v2, cgroupKnobs(state.CgroupPaths, v2)); err != nil {
+		return err
 	}
-	if cpu := res.CPU; cpu != nil {
-		if cpu.Quota != nil {
-			cr.CpuQuota = *cpu.Quota
+	// The device rules are not part of an update (refused above); runc
+	// skips rewriting them in the same way.
+	next.SkipDevices = true
+	cg.Resources = &next
+	cfg.Cgroups = &cg
+	if err := c.Set(cfg); err != nil {
+		if errors.Is(err, libcontainer.ErrNotRunning) {
+			return notRunning(id, "update")
 		}
-		if cpu.Period != nil {
-			cr.CpuPeriod = *cpu.Period
-		}
+		return errcode.Errorf(errcode.Internal, "updating %s: %w", id, err)
 	}
-	if res.Pids != nil && res.Pids.Limit != nil {
-		v := *res.Pids.Limit
-		cr.PidsLimit = &v
-	}
-	return c.Set(cfg)
+	return nil
 }

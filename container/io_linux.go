@@ -16,11 +16,26 @@ import (
 	"golang.org/x/term"
 )
 
-// foreground starts p with start, connects it to stdio (through a pty when
-// terminal is set, else through pipes owned by the container's root so a
-// process in a user namespace can use them without sbxrun chown-ing the
-// caller's own terminal), forwards signals, and returns its exit status.
+// foreground starts p with start, connects it to the caller's stdio,
+// forwards the signals sbxrun receives to it, and returns its exit status.
+// With terminal the process gets a pty (foregroundTTY), else pipes
+// (foregroundPipes).
 func foreground(c *libcontainer.Container, p *libcontainer.Process, terminal bool, pidFile string, stdio IO, start func() error) (int, error) {
+	// Before start: a signal that arrives while the process starts is
+	// queued and forwarded, not lost or acted on by sbxrun itself.
+	sigc := make(chan os.Signal, 128)
+	signal.Notify(sigc)
+	defer signal.Stop(sigc)
+	if terminal {
+		return foregroundTTY(p, pidFile, stdio, sigc, start)
+	}
+	return foregroundPipes(c, p, pidFile, stdio, sigc, start)
+}
+
+// foregroundPipes connects stdio through pipes owned by the container's
+// root, so a process in a user namespace can use them without sbxrun
+// chown-ing the caller's own terminal.
+func foregroundPipes(c *libcontainer.Container, p *libcontainer.Process, pidFile string, stdio IO, sigc <-chan os.Signal, start func() error) (int, error) {
 	cfg := c.Config()
 	rootUID, err := cfg.HostRootUID()
 	if err != nil {
@@ -30,74 +45,80 @@ func foreground(c *libcontainer.Container, p *libcontainer.Process, terminal boo
 	if err != nil {
 		return -1, err
 	}
-	sigc := make(chan os.Signal, 128)
-	signal.Notify(sigc)
-	defer signal.Stop(sigc)
-
-	var wg sync.WaitGroup
-	var console chan consoleResult
-	var closers []io.Closer
-	defer func() {
-		for _, c := range closers {
-			c.Close()
-		}
-	}()
-	if terminal {
-		parent, child, err := socketPair()
-		if err != nil {
-			return -1, err
-		}
-		closers = append(closers, parent)
-		p.ConsoleSocket = child
-		console = make(chan consoleResult, 1)
-		go func() {
-			f, err := recvFile(parent)
-			console <- consoleResult{f, err}
-		}()
-		defer child.Close()
-	} else {
-		pipes, err := p.InitializeIO(rootUID, rootGID)
-		if err != nil {
-			return -1, err
-		}
-		go func() {
-			if stdio.Stdin != nil {
-				_, _ = io.Copy(pipes.Stdin, stdio.Stdin)
-			}
-			pipes.Stdin.Close()
-		}()
-		wg.Add(2)
-		go copyAndClose(&wg, stdio.Stdout, pipes.Stdout)
-		go copyAndClose(&wg, stdio.Stderr, pipes.Stderr)
-	}
-	if err := start(); err != nil {
+	pipes, err := p.InitializeIO(rootUID, rootGID)
+	if err != nil {
 		return -1, err
 	}
-	// The child ends of the pipes belong to the container now.
+	go func() {
+		if stdio.Stdin != nil {
+			_, _ = io.Copy(pipes.Stdin, stdio.Stdin)
+		}
+		pipes.Stdin.Close()
+	}()
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go copyAndClose(&wg, stdio.Stdout, pipes.Stdout)
+	go copyAndClose(&wg, stdio.Stderr, pipes.Stderr)
+	err = start()
+	// The child ends of the pipes belong to the container now (or to
+	// nobody, if it did not start): closing ours lets the copies end.
 	for _, f := range []any{p.Stdin, p.Stdout, p.Stderr} {
 		if cl, ok := f.(io.Closer); ok {
 			cl.Close()
 		}
 	}
-	var master *os.File
-	if terminal {
-		res := <-console
-		if res.err != nil {
-			_ = p.Signal(unix.SIGKILL)
-			_, _ = p.Wait()
-			return -1, fmt.Errorf("receiving the console: %w", res.err)
-		}
-		master = res.f
-		closers = append(closers, master)
-		restore := attachTerminal(master, stdio, &wg)
-		defer restore()
+	if err != nil {
+		return -1, err
 	}
+	return waitForeground(p, nil, pidFile, sigc, &wg)
+}
+
+// foregroundTTY gives the process a pty: libcontainer creates it inside
+// the container and sends its master over a socket pair; sbxrun then
+// copies between the master and stdio, with the caller's terminal (if
+// stdin is one) in raw mode and its size passed on.
+func foregroundTTY(p *libcontainer.Process, pidFile string, stdio IO, sigc <-chan os.Signal, start func() error) (int, error) {
+	parent, child, err := socketPair()
+	if err != nil {
+		return -1, err
+	}
+	defer parent.Close()
+	p.ConsoleSocket = child
+	console := make(chan consoleResult, 1)
+	go func() {
+		f, err := recvFile(parent)
+		console <- consoleResult{f, err}
+	}()
+	err = start()
+	// Closed either way: without a sender, recvFile then sees EOF.
+	child.Close()
+	if err != nil {
+		return -1, err
+	}
+	res := <-console
+	if res.err != nil {
+		_ = p.Signal(unix.SIGKILL)
+		_, _ = p.Wait()
+		return -1, fmt.Errorf("receiving the console: %w", res.err)
+	}
+	master := res.f
+	defer master.Close()
+	var wg sync.WaitGroup
+	restore := attachTerminal(master, stdio, &wg)
+	defer restore()
+	return waitForeground(p, master, pidFile, sigc, &wg)
+}
+
+// waitForeground writes the pid file, forwards signals until p exits
+// (SIGWINCH resizes master, when there is one), waits for the output
+// copies in wg to drain and returns p's exit status.
+func waitForeground(p *libcontainer.Process, master *os.File, pidFile string, sigc <-chan os.Signal, wg *sync.WaitGroup) (int, error) {
 	if pidFile != "" {
 		pid, err := p.Pid()
-		if err != nil {
-			return -1, err
+		if err == nil {
+			err = writePidFile(pidFile, pid)
 		}
-		if err := writePidFile(pidFile, pid); err != nil {
+		if err != nil {
 			_ = p.Signal(unix.SIGKILL)
 			_, _ = p.Wait()
 			return -1, err

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,6 +16,8 @@ import (
 	"github.com/opencontainers/cgroups/manager"
 	"github.com/opencontainers/runc/libcontainer/configs"
 	"golang.org/x/sys/unix"
+
+	"github.com/sbxrun/sbxrun/errcode"
 )
 
 // The create journal records, before libcontainer creates anything, where
@@ -30,32 +33,64 @@ func (r *Runtime) journalPath(id string) string {
 	return filepath.Join(r.Root, ".create-"+id+".json")
 }
 
+// writeJournal records cfg's cgroup paths for id. The journal is created
+// exclusively and lives as long as the container (destroy removes it), so
+// it is also the id's lock: a second create of the id fails here with
+// StateConflict before it touches anything, and never removes the first
+// one's journal. It is written to a temporary file and linked into place,
+// so a reader never sees a partial journal.
 func (r *Runtime) writeJournal(id string, cfg *configs.Config) error {
-	if cfg.Cgroups == nil {
-		return nil
+	var j journal
+	if cfg.Cgroups != nil {
+		m, err := manager.New(cfg.Cgroups)
+		if err != nil {
+			return fmt.Errorf("resolving cgroup paths: %w", err)
+		}
+		j.CgroupPaths = m.GetPaths()
 	}
-	m, err := manager.New(cfg.Cgroups)
-	if err != nil {
-		return fmt.Errorf("resolving cgroup paths: %w", err)
-	}
-	data, err := json.Marshal(journal{CgroupPaths: m.GetPaths()})
+	data, err := json.Marshal(j)
 	if err != nil {
 		return err
 	}
-	tmp := r.journalPath(id) + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+	tmp, err := os.CreateTemp(r.Root, journalTempPrefix(id))
+	if err != nil {
 		return fmt.Errorf("writing create journal: %w", err)
 	}
-	return os.Rename(tmp, r.journalPath(id))
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing create journal: %w", err)
+	}
+	if err := os.Link(tmp.Name(), r.journalPath(id)); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return errcode.Errorf(errcode.StateConflict, "container %s already exists", id)
+		}
+		return fmt.Errorf("writing create journal: %w", err)
+	}
+	return nil
 }
 
-func (r *Runtime) dropJournal(id string) { _ = os.Remove(r.journalPath(id)) }
+func journalTempPrefix(id string) string { return ".create-" + id + ".json.tmp-" }
+
+// dropJournal removes id's journal and any temporary file a killed
+// create left (ids contain no glob metacharacters).
+func (r *Runtime) dropJournal(id string) {
+	_ = os.Remove(r.journalPath(id))
+	tmps, _ := filepath.Glob(filepath.Join(r.Root, journalTempPrefix(id)+"*"))
+	for _, t := range tmps {
+		_ = os.Remove(t)
+	}
+}
 
 // recoverAborted cleans up after a create that never wrote its state:
 // kills every process in the journal's cgroups and removes them.
 func (r *Runtime) recoverAborted(id string) error {
 	data, err := os.ReadFile(r.journalPath(id))
 	if errors.Is(err, os.ErrNotExist) {
+		r.dropJournal(id)
 		return nil
 	}
 	if err != nil {

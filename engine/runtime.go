@@ -63,7 +63,7 @@ func (e *Engine) Run(req CreateRequest, detach bool, stdio container.IO) (int, e
 // and returns what the container runtime needs.
 func (e *Engine) prepare(req CreateRequest, op string) (container.CreateOptions, *Decision, error) {
 	var o container.CreateOptions
-	if err := container.CheckID(req.ID); err != nil {
+	if err := container.ValidateID(req.ID); err != nil {
 		return o, nil, err
 	}
 	bundle, err := bundleDir(req.Bundle)
@@ -264,7 +264,7 @@ type ExecRequest struct {
 // capabilities intersected, environment filtered, user and rlimits
 // bounded, process_exec=deny kept. The decision is audited.
 func (e *Engine) Exec(req ExecRequest, stdio container.IO) (int, error) {
-	if err := container.CheckID(req.ID); err != nil {
+	if err := container.ValidateID(req.ID); err != nil {
 		return -1, err
 	}
 	st, err := e.containers.State(req.ID)
@@ -390,7 +390,7 @@ func parseID(s string) (uint32, error) {
 // lowered); the container runtime then applies every field or refuses it.
 // The decision is audited.
 func (e *Engine) Update(id string, res *specs.LinuxResources) error {
-	if err := container.CheckID(id); err != nil {
+	if err := container.ValidateID(id); err != nil {
 		return err
 	}
 	st, err := e.containers.State(id)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -12,7 +13,7 @@ import (
 func eventsCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "events",
-		Usage:     "print a container's resource usage as JSON (one-shot with --stats, else every --interval)",
+		Usage:     "print a container's events as runc does: stats every --interval and OOM notifications (one stats event with --stats)",
 		ArgsUsage: "CONTAINER-ID",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "stats", Usage: "print one stats event and exit"},
@@ -26,23 +27,10 @@ func eventsCommand() *cli.Command {
 			if c.Duration("interval") <= 0 {
 				return errcode.Errorf(errcode.ConfigInvalid, "--interval must be positive")
 			}
-			for {
-				st, err := eng(c).Containers().Stats(id)
-				if err != nil {
-					return err
-				}
-				if err := printJSON(struct {
-					Type string           `json:"type"`
-					ID   string           `json:"id"`
-					Data *container.Stats `json:"data"`
-				}{"stats", id, st}); err != nil {
-					return err
-				}
-				if c.Bool("stats") {
-					return nil
-				}
-				time.Sleep(c.Duration("interval"))
-			}
+			o := container.EventOptions{StatsOnly: c.Bool("stats"), Interval: c.Duration("interval")}
+			// One event per line, as runc prints them.
+			enc := json.NewEncoder(stdout)
+			return eng(c).Containers().Events(id, o, func(ev *container.Event) error { return enc.Encode(ev) })
 		},
 	}
 }

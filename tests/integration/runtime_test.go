@@ -219,21 +219,21 @@ func TestRuntimeLifecycle(t *testing.T) {
 		t.Errorf("after pause: %v", st["status"])
 	}
 	s.must("resume", "lc")
+	// runc's types.Event: data.memory.usage.limit, data.pids.current/limit.
 	var ev struct {
 		Type string
 		Data struct {
-			MemoryLimit uint64 `json:"memory_limit_bytes"`
-			PidsCurrent uint64 `json:"pids_current"`
-			PidsLimit   uint64 `json:"pids_limit"`
+			Memory struct{ Usage struct{ Limit uint64 } }
+			Pids   struct{ Current, Limit uint64 }
 		}
 	}
-	if err := json.Unmarshal([]byte(s.must("events", "--stats", "lc")), &ev); err != nil || ev.Type != "stats" || ev.Data.MemoryLimit != 1<<30 || ev.Data.PidsLimit != 512 || ev.Data.PidsCurrent != 1 {
+	if err := json.Unmarshal([]byte(s.must("events", "--stats", "lc")), &ev); err != nil || ev.Type != "stats" || ev.Data.Memory.Usage.Limit != 1<<30 || ev.Data.Pids.Limit != 512 || ev.Data.Pids.Current != 1 {
 		t.Errorf("events --stats: %v %+v", err, ev)
 	}
 	s.must("update", "--pids-limit", "100", "lc")
 	json.Unmarshal([]byte(s.must("events", "--stats", "lc")), &ev)
-	if ev.Data.PidsLimit != 100 {
-		t.Errorf("update --pids-limit: limit %d", ev.Data.PidsLimit)
+	if ev.Data.Pids.Limit != 100 {
+		t.Errorf("update --pids-limit: limit %d", ev.Data.Pids.Limit)
 	}
 	if r := s.run("", "update", "--memory", strconv.Itoa(2<<30), "lc"); r.code == 0 || !strings.Contains(r.stderr, "SANDBOX_POLICY_CONFLICT") {
 		t.Errorf("update above the tier accepted: %+v", r)

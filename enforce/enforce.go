@@ -3,6 +3,7 @@ package enforce
 import (
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -18,6 +19,9 @@ import (
 type Result struct {
 	Spec    *specs.Spec
 	Changes []string
+	// Unenforced are limits the spec asked for that cannot be applied here
+	// (rootless without cgroup delegation), each with why.
+	Unenforced []string
 }
 
 // engineFiles are per-container files that engines (podman, containerd
@@ -32,11 +36,12 @@ var engineFiles = map[string]bool{
 var runtimeOwned = []string{"/proc", "/dev", "/dev/pts", "/dev/shm", "/dev/mqueue", "/sys", "/sys/fs/cgroup", "/tmp"}
 
 type enforcer struct {
-	in, ref *specs.Spec
-	g       *policy.Grants
-	out     *specs.Spec
-	changes []string
-	refused []Violation
+	in, ref    *specs.Spec
+	g          *policy.Grants
+	out        *specs.Spec
+	changes    []string
+	unenforced []string
+	refused    []Violation
 }
 
 func (e *enforcer) change(format string, args ...any) {
@@ -79,7 +84,7 @@ func Enforce(in *specs.Spec, g *policy.Grants) (*Result, error) {
 		return nil, noncompliant(g, vs)
 	}
 	sort.Strings(e.changes)
-	return &Result{Spec: e.out, Changes: e.changes}, nil
+	return &Result{Spec: e.out, Changes: e.changes, Unenforced: e.unenforced}, nil
 }
 
 func noncompliant(g *policy.Grants, vs []Violation) error {
@@ -95,25 +100,68 @@ func noncompliant(g *policy.Grants, vs []Violation) error {
 func (e *enforcer) process() {
 	in, out := e.in.Process, e.out.Process
 	out.Args = append([]string{}, in.Args...)
+	out.CommandLine = in.CommandLine
 	out.Cwd = in.Cwd
 	out.Terminal = in.Terminal
 	out.ConsoleSize = in.ConsoleSize
 	out.ApparmorProfile = in.ApparmorProfile
 	out.SelinuxLabel = in.SelinuxLabel
-	if in.OOMScoreAdj != nil && *in.OOMScoreAdj >= 0 {
-		v := *in.OOMScoreAdj
-		out.OOMScoreAdj = &v
+	out.ExecCPUAffinity = in.ExecCPUAffinity
+	if in.OOMScoreAdj != nil {
+		if v := *in.OOMScoreAdj; v >= 0 {
+			out.OOMScoreAdj = &v
+		} else {
+			// The runtime writes the score with its own privileges; a
+			// negative one would shield the sandbox from the OOM killer at
+			// the host's expense.
+			e.change("process.oomScoreAdj: %d not applied (a sandbox is not shielded from the OOM killer)", v)
+		}
 	}
 	// Identity: keep the image's user unless it is root where the tier runs
 	// unprivileged.
 	if in.User.UID == 0 && e.g.Identity.UID != 0 && !e.g.Rootless {
 		e.change("process.user: uid 0 replaced by %d:%d", e.g.Identity.UID, e.g.Identity.GID)
+		if len(in.User.AdditionalGids) > 0 {
+			e.change("process.user.additionalGids: %v dropped with uid 0", in.User.AdditionalGids)
+		}
+		out.User.Umask = in.User.Umask
+		out.User.Username = in.User.Username
 	} else {
 		out.User = in.User
 	}
+	e.scheduling()
 	e.env()
 	e.capabilities()
 	e.rlimits()
+}
+
+// scheduling keeps the process's scheduler and I/O priority where they
+// only lower its own priority. The container's init applies both before it
+// drops its capabilities, so a realtime policy, a negative nice value or
+// the realtime I/O class would be granted with privileges (CAP_SYS_NICE,
+// CAP_SYS_ADMIN) the tier does not give, and could starve the host: refused.
+func (e *enforcer) scheduling() {
+	in, out := e.in.Process, e.out.Process
+	if s := in.Scheduler; s != nil {
+		switch {
+		case s.Policy != specs.SchedOther && s.Policy != specs.SchedBatch && s.Policy != specs.SchedIdle:
+			e.refuse("$.process.scheduler.policy", "%s is a realtime policy; tier %s grants no CAP_SYS_NICE", s.Policy, e.g.Tier)
+		case s.Nice < 0:
+			e.refuse("$.process.scheduler.nice", "nice %d raises the priority; tier %s grants no CAP_SYS_NICE", s.Nice, e.g.Tier)
+		default:
+			c := *s
+			c.Flags = slices.Clone(s.Flags)
+			out.Scheduler = &c
+		}
+	}
+	if p := in.IOPriority; p != nil {
+		if p.Class == specs.IOPRIO_CLASS_RT {
+			e.refuse("$.process.ioPriority.class", "the realtime I/O class can starve the host's I/O; tier %s does not allow it", e.g.Tier)
+		} else {
+			c := *p
+			out.IOPriority = &c
+		}
+	}
 }
 
 func (e *enforcer) env() {
@@ -191,6 +239,9 @@ func (e *enforcer) root() {
 	}
 	e.out.Hostname = e.in.Hostname
 	e.out.Domainname = e.in.Domainname
+	// Sections for other platforms are not Linux's to enforce; a Linux
+	// runtime ignores them, as the runtime specification says.
+	e.out.Solaris, e.out.Windows, e.out.VM, e.out.ZOS, e.out.FreeBSD = e.in.Solaris, e.in.Windows, e.in.VM, e.in.ZOS, e.in.FreeBSD
 }
 
 func (e *enforcer) namespaces() {
@@ -222,6 +273,16 @@ func (e *enforcer) namespaces() {
 	for _, ns := range inNS {
 		if (ns.Type == specs.NetworkNamespace && e.g.Isolate.HostNetwork) || (ns.Type == specs.IPCNamespace && e.g.Isolate.HostIPC) {
 			e.out.Linux.Namespaces = append(e.out.Linux.Namespaces, ns)
+		}
+	}
+	// A time namespace of its own only isolates more; joining one is
+	// refused like any other join.
+	if i, ok := has[specs.TimeNamespace]; ok {
+		if inNS[i].Path != "" {
+			e.refuse(fmt.Sprintf("$.linux.namespaces[%d].path", i), "joining the existing time namespace %s is not allowed by tier %s", inNS[i].Path, e.g.Tier)
+		} else {
+			e.out.Linux.Namespaces = append(e.out.Linux.Namespaces, inNS[i])
+			e.out.Linux.TimeOffsets = e.in.Linux.TimeOffsets
 		}
 	}
 	// A user namespace the engine asked for (rootless podman) is kept with
@@ -371,6 +432,18 @@ func (e *enforcer) linux() {
 	e.out.Linux.MaskedPaths = union(e.out.Linux.MaskedPaths, in.MaskedPaths)
 	e.out.Linux.ReadonlyPaths = union(e.out.Linux.ReadonlyPaths, in.ReadonlyPaths)
 	e.out.Linux.CgroupsPath = in.CgroupsPath
+	// Labels, the execution domain, NUMA policy and cache allocation change
+	// nothing the tier decides: kept as given.
+	e.out.Linux.MountLabel, e.out.Linux.Personality = in.MountLabel, in.Personality
+	e.out.Linux.MemoryPolicy, e.out.Linux.IntelRdt = in.MemoryPolicy, in.IntelRdt
+	if len(in.NetDevices) > 0 && !e.g.Isolate.HostNetwork {
+		e.refuse("$.linux.netDevices", "moving a host network interface into the sandbox is not allowed by tier %s (network_access=%s)", e.g.Tier, e.g.Access.NetworkAccess)
+	} else {
+		e.out.Linux.NetDevices = in.NetDevices
+	}
+	if in.Seccomp != nil {
+		e.change("linux.seccomp: replaced by tier %s's filter", e.g.Tier)
+	}
 	e.resources(in.Resources)
 	if e.in.Hooks != nil && e.g.Access.ProcessExec != profiles.Allow {
 		e.refuse("$.hooks", "OCI hooks run on the host outside the sandbox; tier %s allows none", e.g.Tier)
@@ -379,27 +452,92 @@ func (e *enforcer) linux() {
 	}
 }
 
+// resources intersects the spec's cgroup resources with the tier's: a
+// ceiling the tier sets (memory, memory+swap, CPU quota, pids) takes the
+// lower of the two, recorded when the spec asked for more; what only
+// restricts (shares, cpusets, block I/O, hugepages, network class, rdma,
+// reservations) is kept; what could loosen the sandbox and cannot be
+// compared (realtime CPU time, a disabled OOM killer, cgroup v2 unified
+// keys) is refused. The device rules are the tier's. Where no cgroup limit
+// can be applied (rootless without delegation), each limit the spec asked
+// for is reported as not enforced.
 func (e *enforcer) resources(in *specs.LinuxResources) {
-	out := e.out.Linux.Resources
-	if in == nil || !e.g.Limits.Cgroups {
+	if in == nil {
 		return
 	}
-	if in.Memory != nil && in.Memory.Limit != nil && *in.Memory.Limit > 0 && out.Memory != nil && *in.Memory.Limit < *out.Memory.Limit {
-		v := *in.Memory.Limit
-		out.Memory.Limit = &v
-		if out.Memory.Swap != nil {
-			out.Memory.Swap = &v
+	if !e.g.Limits.Cgroups {
+		cp := &specs.Spec{Linux: &specs.Linux{Resources: copyResources(in)}}
+		e.unenforced = append(e.unenforced, StripCgroupLimits(cp)...)
+		return
+	}
+	out := e.out.Linux.Resources
+	for _, d := range in.Devices {
+		if d.Allow {
+			e.change("linux.resources.devices: replaced by tier %s's rules (deny all but the runtime's standard devices)", e.g.Tier)
+			break
 		}
 	}
-	if in.Pids != nil && in.Pids.Limit != nil && *in.Pids.Limit > 0 && out.Pids != nil && *in.Pids.Limit < *out.Pids.Limit {
-		v := *in.Pids.Limit
-		out.Pids.Limit = &v
+	if m := in.Memory; m != nil {
+		om := out.Memory
+		if m.Limit != nil && *m.Limit > 0 {
+			if *m.Limit < *om.Limit {
+				v := *m.Limit
+				om.Limit = &v
+				if om.Swap != nil {
+					om.Swap = &v
+				}
+			} else if *m.Limit > *om.Limit {
+				e.change("linux.resources.memory.limit: %d lowered to tier %s's %d", *m.Limit, e.g.Tier, *om.Limit)
+			}
+		}
+		if m.Swap != nil && om.Swap != nil && *m.Swap != *om.Swap {
+			e.change("linux.resources.memory.swap: %d replaced by %d (tier %s allows no swap)", *m.Swap, *om.Swap, e.g.Tier)
+		}
+		if m.Reservation != nil && *m.Reservation > 0 && *m.Reservation <= *om.Limit {
+			v := *m.Reservation
+			om.Reservation = &v
+		}
+		om.Swappiness, om.Kernel, om.KernelTCP, om.UseHierarchy, om.CheckBeforeUpdate = m.Swappiness, m.Kernel, m.KernelTCP, m.UseHierarchy, m.CheckBeforeUpdate
+		if m.DisableOOMKiller != nil && *m.DisableOOMKiller {
+			e.refuse("$.linux.resources.memory.disableOOMKiller", "a sandbox at its memory limit is killed, not left hanging")
+		}
 	}
-	if c := in.CPU; c != nil && c.Quota != nil && c.Period != nil && *c.Quota > 0 && *c.Period > 0 && out.CPU != nil &&
-		*c.Quota*int64(*out.CPU.Period) < *out.CPU.Quota*int64(*c.Period) {
-		q, p := *c.Quota, *c.Period
-		out.CPU.Quota, out.CPU.Period = &q, &p
+	if c := in.CPU; c != nil {
+		oc := out.CPU
+		if c.Quota != nil && c.Period != nil && *c.Quota > 0 && *c.Period > 0 {
+			if *c.Quota*int64(*oc.Period) < *oc.Quota*int64(*c.Period) {
+				q, p := *c.Quota, *c.Period
+				oc.Quota, oc.Period = &q, &p
+			} else if *c.Quota*int64(*oc.Period) > *oc.Quota*int64(*c.Period) {
+				e.change("linux.resources.cpu: quota %d/%d lowered to tier %s's %d/%d", *c.Quota, *c.Period, e.g.Tier, *oc.Quota, *oc.Period)
+			}
+		}
+		oc.Shares, oc.Cpus, oc.Mems, oc.Idle = c.Shares, c.Cpus, c.Mems, c.Idle
+		if c.Burst != nil && int64(*c.Burst) <= *oc.Quota {
+			b := *c.Burst
+			oc.Burst = &b
+		}
+		if (c.RealtimeRuntime != nil && *c.RealtimeRuntime != 0) || (c.RealtimePeriod != nil && *c.RealtimePeriod != 0) {
+			e.refuse("$.linux.resources.cpu.realtimeRuntime", "realtime CPU time lets a sandbox starve the host")
+		}
 	}
+	if in.Pids != nil && in.Pids.Limit != nil && *in.Pids.Limit > 0 {
+		if *in.Pids.Limit < *out.Pids.Limit {
+			v := *in.Pids.Limit
+			out.Pids.Limit = &v
+		} else if *in.Pids.Limit > *out.Pids.Limit {
+			e.change("linux.resources.pids.limit: %d lowered to tier %s's %d", *in.Pids.Limit, e.g.Tier, *out.Pids.Limit)
+		}
+	}
+	out.BlockIO, out.HugepageLimits, out.Network, out.Rdma = in.BlockIO, in.HugepageLimits, in.Network, in.Rdma
+	if len(in.Unified) > 0 {
+		e.refuse("$.linux.resources.unified", "cgroup v2 keys cannot be checked against tier %s; use the typed fields", e.g.Tier)
+	}
+}
+
+func copyResources(r *specs.LinuxResources) *specs.LinuxResources {
+	c := *r
+	return &c
 }
 
 func (e *enforcer) annotations() {
@@ -464,6 +602,9 @@ func EnforceProcess(p *specs.Process, g *policy.Grants) (*specs.Process, []strin
 	}
 	e := &enforcer{in: &specs.Spec{Process: p}, ref: ref, g: g, out: ref}
 	e.process()
+	if len(e.refused) > 0 {
+		return nil, nil, noncompliant(g, e.refused)
+	}
 	sort.Strings(e.changes)
 	return e.out.Process, e.changes, nil
 }

@@ -56,6 +56,9 @@ const (
 	VDevice           = "LINT_DEVICE"
 	VSysctl           = "LINT_SYSCTL"
 	VHook             = "LINT_HOOK"
+	VScheduler        = "LINT_SCHEDULER"
+	VOOMScore         = "LINT_OOM_SCORE"
+	VNetDevice        = "LINT_NET_DEVICE"
 	VReference        = "LINT_REFERENCE_UNAVAILABLE"
 )
 
@@ -126,6 +129,15 @@ func (l *linter) process() {
 	}
 	if l.g.Identity.UID != 0 && p.User.UID == 0 && !hasNamespace(l.s, specs.UserNamespace) {
 		l.add(VUser, "$.process.user.uid", "tier %s runs as uid %d; uid 0 without a user namespace is host root", l.g.Tier, l.g.Identity.UID)
+	}
+	if s := p.Scheduler; s != nil && (s.Policy != specs.SchedOther && s.Policy != specs.SchedBatch && s.Policy != specs.SchedIdle || s.Nice < 0) {
+		l.add(VScheduler, "$.process.scheduler", "%s nice %d raises the priority above what tier %s grants (no CAP_SYS_NICE)", s.Policy, s.Nice, l.g.Tier)
+	}
+	if io := p.IOPriority; io != nil && io.Class == specs.IOPRIO_CLASS_RT {
+		l.add(VScheduler, "$.process.ioPriority.class", "the realtime I/O class can starve the host's I/O")
+	}
+	if p.OOMScoreAdj != nil && *p.OOMScoreAdj < 0 {
+		l.add(VOOMScore, "$.process.oomScoreAdj", "%d shields the sandbox from the OOM killer", *p.OOMScoreAdj)
 	}
 	l.rlimits(p)
 	l.env(p)

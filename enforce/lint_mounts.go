@@ -170,12 +170,24 @@ func (l *linter) resources() {
 	if !ok {
 		l.add(VCgroupLimit, "$.linux.resources.cpu", "quota/period must be set and at most %d/%d", lim.CPUQuota, lim.CPUPeriod)
 	}
+	if r.Memory != nil && r.Memory.DisableOOMKiller != nil && *r.Memory.DisableOOMKiller {
+		l.add(VCgroupLimit, "$.linux.resources.memory.disableOOMKiller", "a sandbox at its memory limit must be killed, not left hanging")
+	}
+	if c := r.CPU; c != nil && (c.RealtimeRuntime != nil && *c.RealtimeRuntime != 0 || c.RealtimePeriod != nil && *c.RealtimePeriod != 0) {
+		l.add(VCgroupLimit, "$.linux.resources.cpu.realtimeRuntime", "realtime CPU time lets a sandbox starve the host")
+	}
+	if len(r.Unified) > 0 {
+		l.add(VCgroupLimit, "$.linux.resources.unified", "cgroup v2 keys cannot be checked against tier %s", l.g.Tier)
+	}
 }
 
 func (l *linter) misc() {
 	if l.s.Linux != nil {
 		for i, d := range l.s.Linux.Devices {
 			l.add(VDevice, fmt.Sprintf("$.linux.devices[%d]", i), "device %s is not granted by tier %s", d.Path, l.g.Tier)
+		}
+		if len(l.s.Linux.NetDevices) > 0 && !l.g.Isolate.HostNetwork {
+			l.add(VNetDevice, "$.linux.netDevices", "a host network interface in the sandbox is not granted by tier %s (network_access=%s)", l.g.Tier, l.g.Access.NetworkAccess)
 		}
 		keys := make([]string, 0, len(l.s.Linux.Sysctl))
 		for k := range l.s.Linux.Sysctl {

@@ -185,6 +185,7 @@ func (e *Engine) enforceSpec(d *Decision, in *specs.Spec, facts policy.HostFacts
 		return err
 	}
 	d.Spec, d.Changes = res.Spec, res.Changes
+	d.Unenforced = append(slices.Clone(d.Unenforced), res.Unenforced...)
 	if g.Exec.InitialOnly {
 		if facts.LandlockABI == 0 {
 			return errcode.Errorf(errcode.Unenforceable, "tier %s needs process_exec=deny and this kernel has no Landlock", g.Tier)

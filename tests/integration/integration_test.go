@@ -1,7 +1,8 @@
 // Package integration runs specs compiled by sbxrun as real containers and
 // asserts, through a probe program inside, that each tier denies what it
-// should and still allows what it should. The reference engine is the
-// system runc until sbxrun's own runtime exists.
+// should and still allows what it should, under sbxrun itself and, as a
+// reference, under the system runc; and it drives sbxrun as a runtime
+// directly and through podman and containerd.
 //
 // These tests need root, runc, busybox-static and the Go toolchain. Without
 // root they skip, unless SBXRUN_REQUIRE_ROOT=1 (set by CI), which turns the

@@ -493,22 +493,31 @@ func jsonMarshal(v any) ([]byte, error) { return json.MarshalIndent(v, "", " ") 
 // TestExecDeniedUnderStrict: the sbxrun runtime enforces
 // process_exec=deny (Landlock exec shim): the initial program runs, a
 // second program cannot be executed, in the init and in `exec` alike.
-// Paired: permissive executes it.
+// Paired: permissive executes it. Each run's report is parsed on its own.
 func TestExecDeniedUnderStrict(t *testing.T) {
 	s := newSbx(t)
+	parse := func(what, out string) report {
+		t.Helper()
+		var r report
+		if err := json.Unmarshal([]byte(out), &r); err != nil || len(r) == 0 {
+			t.Fatalf("%s: probe output is not a report: %v\n%s", what, err, out)
+		}
+		return r
+	}
 	strict := compile(t, "strict", nil)
 	strict.Process.Args = []string{"/probe"}
-	var r report
-	json.Unmarshal([]byte(s.must("run", "--bundle", bundle(t, strict), "x1")), &r)
-	r.expect(t, map[string]string{"exec": "EACCES", "seccomp": "2", "uid": "65534"})
+	parse("strict init", s.must("run", "--bundle", bundle(t, strict), "x1")).
+		expect(t, map[string]string{"exec": "EACCES", "seccomp": "2", "uid": "65534"})
 	perm := compile(t, "permissive", nil)
 	perm.Process.Args = []string{"/probe"}
-	json.Unmarshal([]byte(s.must("run", "--bundle", bundle(t, perm), "x2")), &r)
-	r.expect(t, map[string]string{"exec": "OK"})
+	parse("permissive init", s.must("run", "--bundle", bundle(t, perm), "x2")).
+		expect(t, map[string]string{"exec": "OK"})
 	strict.Process.Args = []string{"sleep", "300"}
 	s.must("run", "-d", "--bundle", bundle(t, strict), "x3")
-	json.Unmarshal([]byte(s.must("exec", "x3", "/probe")), &r)
-	r.expect(t, map[string]string{"exec": "EACCES"})
+	parse("strict exec", s.must("exec", "x3", "/probe")).expect(t, map[string]string{"exec": "EACCES", "uid": "65534"})
+	perm.Process.Args = []string{"sleep", "300"}
+	s.must("run", "-d", "--bundle", bundle(t, perm), "x4")
+	parse("permissive exec", s.must("exec", "x4", "/probe")).expect(t, map[string]string{"exec": "OK"})
 	if log := s.must("log", "--json"); !strings.Contains(log, "enforced by the Landlock exec shim") {
 		t.Errorf("exec enforcement not audited:\n%s", log)
 	}

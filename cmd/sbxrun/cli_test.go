@@ -396,3 +396,27 @@ func TestHookRecordsLifecycle(t *testing.T) {
 		t.Errorf("lifecycle record missing:\n%s", log.stdout)
 	}
 }
+
+// TestHelpIsTrue: the seatbelt verbs (macOS profiles) do not offer the
+// Linux-only host flags that spec and lint have; no verb's help names a
+// tier that is not in the catalog.
+func TestHelpIsTrue(t *testing.T) {
+	env := dirs(t)
+	for _, args := range [][]string{{"seatbelt", "--help"}, {"seatbelt", "run", "--help"}} {
+		h := sbx(t, env, "", args...)
+		for _, linux := range []string{"--rootless", "--arch", "--reference-host"} {
+			if strings.Contains(h.stdout, linux) {
+				t.Errorf("%v offers the Linux-only %s:\n%s", args, linux, h.stdout)
+			}
+		}
+		if !strings.Contains(h.stdout, "--tier") || !strings.Contains(h.stdout, "--preset") {
+			t.Errorf("%v lacks its own flags:\n%s", args, h.stdout)
+		}
+	}
+	if h := sbx(t, env, "", "spec", "--help"); !strings.Contains(h.stdout, "--rootless") || !strings.Contains(h.stdout, "strict, strict_plus, moderate, permissive") {
+		t.Errorf("spec --help:\n%s", h.stdout)
+	}
+	if h := sbx(t, env, "", "exec", "--help"); !strings.Contains(h.stdout, "CONTAINER-ID [COMMAND ARGS...]") {
+		t.Errorf("exec --help must say the id comes before the command:\n%s", h.stdout)
+	}
+}

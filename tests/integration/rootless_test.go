@@ -136,3 +136,23 @@ func toRootless(s *specs.Spec, u *user.User) {
 	s.Mounts = mounts
 	s.Process.Rlimits = nil
 }
+
+// TestRootlessExplainTellsTheTruth: explain run by an unprivileged user,
+// without --rootless, describes how that user's sandbox really runs: as
+// the user's own uid, with memory and cpu limits not enforced. Root sees
+// the rootful form (paired).
+func TestRootlessExplainTellsTheTruth(t *testing.T) {
+	u, home := rootlessSetup(t)
+	r := asUser(t, u, home, "explain", "--tier", "strict")
+	if r.code != 0 || !strings.Contains(r.stdout, "= your own uid "+u.Uid+":") || !strings.Contains(r.stdout, "Limits: NOT ENFORCED for memory") {
+		t.Errorf("explain as %s:\n%s%s", u.Username, r.stdout, r.stderr)
+	}
+	s := newSbx(t)
+	root := s.must("explain", "--tier", "strict")
+	if strings.Contains(root, "NOT ENFORCED") || !strings.Contains(root, "Runs as 65534:65534 in the sandbox = the same id on the host") {
+		t.Errorf("explain as root:\n%s", root)
+	}
+	if rl := s.must("explain", "--tier", "strict", "--rootless"); !strings.Contains(rl, "NOT ENFORCED") {
+		t.Errorf("explain --rootless as root:\n%s", rl)
+	}
+}

@@ -320,6 +320,15 @@ func TestDeleteForceCleansAll(t *testing.T) {
 	}
 }
 
+func readCgroupFile(t *testing.T, dir, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(data))
+}
+
 // cgroupOf returns the host path of pid's cgroup for a v1 controller.
 func cgroupOf(t *testing.T, pid int, ctrl string) string {
 	t.Helper()

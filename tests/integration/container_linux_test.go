@@ -38,15 +38,6 @@ func cgroupPids(t *testing.T, dir string) []int {
 	return pids
 }
 
-func readCgroupFile(t *testing.T, dir, name string) string {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.TrimSpace(string(data))
-}
-
 // waitFor polls cond every 20ms for up to d.
 func waitFor(d time.Duration, cond func() bool) bool {
 	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {

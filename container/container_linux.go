@@ -64,6 +64,23 @@ func notRunning(id, verb string) error {
 	return errcode.Errorf(errcode.StateConflict, "cannot %s %s: %w", verb, id, libcontainer.ErrNotRunning)
 }
 
+// loadLive loads a container that verb needs alive: a stopped one is a
+// StateConflict saying "container not running", which containerd matches.
+func (r *Runtime) loadLive(id, verb string) (*libcontainer.Container, libcontainer.Status, error) {
+	c, err := r.load(id)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := c.Status()
+	if err != nil {
+		return nil, 0, err
+	}
+	if st == libcontainer.Stopped {
+		return nil, st, notRunning(id, verb)
+	}
+	return c, st, nil
+}
+
 func (r *Runtime) create(o CreateOptions) (*libcontainer.Container, error) {
 	if err := ValidateID(o.ID); err != nil {
 		return nil, err
@@ -286,16 +303,9 @@ func (r *Runtime) Start(id string) error {
 
 // Exec runs another process in a running container.
 func (r *Runtime) Exec(id string, o ExecOptions, stdio IO) (int, error) {
-	c, err := r.load(id)
+	c, st, err := r.loadLive(id, "exec in")
 	if err != nil {
 		return -1, err
-	}
-	st, err := c.Status()
-	if err != nil {
-		return -1, err
-	}
-	if st == libcontainer.Stopped {
-		return -1, notRunning(id, "exec in")
 	}
 	if st != libcontainer.Running && st != libcontainer.Created {
 		return -1, conflict("cannot exec in container %s: it is %s", id, st)
@@ -314,20 +324,16 @@ func (r *Runtime) Exec(id string, o ExecOptions, stdio IO) (int, error) {
 // in the container's cgroup. A stopped container is a StateConflict whose
 // message contains libcontainer's "container not running".
 func (r *Runtime) Signal(id string, sig os.Signal, all bool) error {
-	c, err := r.load(id)
-	if err != nil {
+	if err := ValidateID(id); err != nil {
 		return err
 	}
 	s, ok := sig.(unix.Signal)
 	if !ok || s <= 0 {
 		return errcode.Errorf(errcode.ConfigInvalid, "invalid signal %v", sig)
 	}
-	st, err := c.Status()
+	c, st, err := r.loadLive(id, "signal")
 	if err != nil {
 		return err
-	}
-	if st == libcontainer.Stopped {
-		return notRunning(id, "signal")
 	}
 	if all {
 		err = signalAll(c, s, st == libcontainer.Paused)
@@ -511,18 +517,11 @@ func (r *Runtime) Processes(id string) ([]int, error) {
 
 // Pause freezes every process of a running (or created) container.
 func (r *Runtime) Pause(id string) error {
-	c, err := r.load(id)
+	c, st, err := r.loadLive(id, "pause")
 	if err != nil {
 		return err
 	}
-	st, err := c.Status()
-	if err != nil {
-		return err
-	}
-	switch st {
-	case libcontainer.Stopped:
-		return notRunning(id, "pause")
-	case libcontainer.Paused:
+	if st == libcontainer.Paused {
 		return conflict("container %s is already paused", id)
 	}
 	return c.Pause()
@@ -548,16 +547,9 @@ func (r *Runtime) Resume(id string) error {
 // Every field is applied or the whole update is refused, naming the
 // field (see applyResources); the device allowlist is never changed.
 func (r *Runtime) Update(id string, res *specs.LinuxResources) error {
-	c, err := r.load(id)
+	c, _, err := r.loadLive(id, "update")
 	if err != nil {
 		return err
-	}
-	st, err := c.Status()
-	if err != nil {
-		return err
-	}
-	if st == libcontainer.Stopped {
-		return notRunning(id, "update")
 	}
 	state, err := c.State()
 	if err != nil {

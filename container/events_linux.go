@@ -48,16 +48,9 @@ func containerStats(c *libcontainer.Container) (*Stats, error) {
 // the container, until the container's memory cgroup goes away (delete)
 // or emit fails.
 func (r *Runtime) Events(id string, o EventOptions, emit func(*Event) error) error {
-	c, err := r.load(id)
+	c, _, err := r.loadLive(id, "read events of")
 	if err != nil {
 		return err
-	}
-	st, err := c.Status()
-	if err != nil {
-		return err
-	}
-	if st == libcontainer.Stopped {
-		return notRunning(id, "read events of")
 	}
 	if o.StatsOnly {
 		s, err := containerStats(c)

@@ -338,3 +338,32 @@ func TestAppendRefusesForgedLastLine(t *testing.T) {
 		t.Fatalf("after Append: Verify = %+v, %v", sum, err)
 	}
 }
+
+// TestVerifyChecksSequence: a last record renumbered and rehashed keeps a
+// valid chain (nothing follows it), so only the sequence check catches it.
+func TestVerifyChecksSequence(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	l := Open(path)
+	for i := 0; i < 2; i++ {
+		if _, err := l.Append(Record{Operation: "op", Result: ResultAllowed}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	var last Record
+	if err := json.Unmarshal([]byte(lines[1]), &last); err != nil {
+		t.Fatal(err)
+	}
+	last.Seq = 7
+	h, err := hashOf(last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last.Hash = h
+	b, _ := encode(last)
+	os.WriteFile(path, []byte(lines[0]+"\n"+string(b)+"\n"), 0o600)
+	if _, err := l.Verify(); errcode.Of(err) != errcode.AuditTampered || !strings.Contains(err.Error(), "sequence") {
+		t.Errorf("renumbered last record: %v", err)
+	}
+}

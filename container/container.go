@@ -95,6 +95,9 @@ type CreateOptions struct {
 	// Attachments are files kept with the container's state for as long as
 	// it exists (e.g. the policy it was created under), by name.
 	Attachments map[string][]byte
+	// OwnCgroup refuses a spec whose cgroups already exist: a sandbox must
+	// not join (and set limits on, and kill --all in) a cgroup it shares.
+	OwnCgroup bool
 }
 
 // ExecOptions describe a process started in a running container.

@@ -3,8 +3,10 @@
 package container
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -42,15 +44,66 @@ func init() {
 }
 
 // load validates id and loads its container.
-func (r *Runtime) load(id string) (*libcontainer.Container, error) {
+func (r *Runtime) load(id string) (c *libcontainer.Container, err error) {
 	if err := ValidateID(id); err != nil {
 		return nil, err
 	}
-	c, err := libcontainer.Load(r.Root, id)
-	if errors.Is(err, libcontainer.ErrNotExist) {
+	if err := r.checkRoot(); err != nil {
+		return nil, err
+	}
+	// libcontainer dereferences a state.json without a config; a corrupt
+	// state must be an error, never a crash.
+	defer func() {
+		if p := recover(); p != nil {
+			c, err = nil, corrupt(id, fmt.Errorf("%v", p))
+		}
+	}()
+	c, err = libcontainer.Load(r.Root, id)
+	switch {
+	case errors.Is(err, libcontainer.ErrNotExist):
 		return nil, notExist(id)
+	case err != nil && isStateCorruption(err):
+		return nil, corrupt(id, err)
 	}
 	return c, err
+}
+
+// errCorrupt is wrapped by the error for a container whose state cannot
+// be read.
+var errCorrupt = errors.New("corrupt container state")
+
+func corrupt(id string, err error) error {
+	return &errcode.Error{Code: errcode.StateUntrusted, Err: errCorrupt,
+		Msg: fmt.Sprintf("state of container %s is corrupt (%v); delete --force removes it", id, err)}
+}
+
+func isStateCorruption(err error) bool {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	return errors.As(err, &se) || errors.As(err, &te) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// checkRoot refuses a state root someone other than the caller (or root)
+// could write: whoever can, can swap a container's state, and with it what
+// later verbs act on.
+func (r *Runtime) checkRoot() error {
+	fi, err := os.Lstat(r.Root)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("checking state root: %w", err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	switch {
+	case !ok || !fi.IsDir():
+		return errcode.Errorf(errcode.StateUntrusted, "state root %s is not a directory (a symlink?); not trusted", r.Root)
+	case int(st.Uid) != os.Geteuid() && st.Uid != 0:
+		return errcode.Errorf(errcode.StateUntrusted, "state root %s is owned by uid %d, not %d or root; not trusted", r.Root, st.Uid, os.Geteuid())
+	case fi.Mode().Perm()&0o022 != 0:
+		return errcode.Errorf(errcode.StateUntrusted, "state root %s is writable by group or others (mode %04o); not trusted", r.Root, fi.Mode().Perm())
+	}
+	return nil
 }
 
 // conflict is the error for a verb the container's state does not allow.
@@ -91,6 +144,9 @@ func (r *Runtime) create(o CreateOptions) (*libcontainer.Container, error) {
 	if err := os.MkdirAll(r.Root, 0o711); err != nil {
 		return nil, fmt.Errorf("creating state root: %w", err)
 	}
+	if err := r.checkRoot(); err != nil {
+		return nil, err
+	}
 	// specconv records the cwd as the bundle and resolves a relative
 	// root.path against it.
 	prev, err := os.Getwd()
@@ -115,8 +171,17 @@ func (r *Runtime) create(o CreateOptions) (*libcontainer.Container, error) {
 	}
 	// The journal is created exclusively: it is also the id's lock, so of
 	// two creates of one id exactly one gets past here.
-	if err := r.writeJournal(o.ID, cfg); err != nil {
+	paths, err := r.writeJournal(o.ID, cfg)
+	if err != nil {
 		return nil, err
+	}
+	if o.OwnCgroup {
+		for _, p := range paths {
+			if _, err := os.Stat(p); err == nil {
+				r.dropJournal(o.ID)
+				return nil, errcode.Errorf(errcode.SpecNoncompliant, "linux.cgroupsPath: cgroup %s already exists; a sandbox gets a cgroup of its own (its limits and kill --all would reach whatever runs there)", p)
+			}
+		}
 	}
 	c, err := libcontainer.Create(r.Root, o.ID, cfg)
 	if err != nil {
@@ -410,7 +475,10 @@ func cgroupManager(c *libcontainer.Container) (cgroups.Manager, error) {
 // removed too, so an aborted create never leaves state behind.
 func (r *Runtime) Delete(id string, force bool) error {
 	c, err := r.load(id)
-	if errors.Is(err, ErrNotExist) {
+	// Without readable state only the create journal says where the
+	// container's cgroups are: --force kills what runs there and removes
+	// everything, as after an aborted create.
+	if errors.Is(err, ErrNotExist) || (force && errors.Is(err, errCorrupt)) {
 		if rerr := r.recoverAborted(id); rerr != nil {
 			return rerr
 		}
@@ -483,6 +551,9 @@ func stateOf(c *libcontainer.Container, root string) (*State, error) {
 
 // List returns every container under the root.
 func (r *Runtime) List() ([]State, error) {
+	if err := r.checkRoot(); err != nil {
+		return nil, err
+	}
 	entries, err := os.ReadDir(r.Root)
 	if os.IsNotExist(err) {
 		return nil, nil
@@ -579,4 +650,26 @@ func (r *Runtime) Update(id string, res *specs.LinuxResources) error {
 		return errcode.Errorf(errcode.Internal, "updating %s: %w", id, err)
 	}
 	return nil
+}
+
+// Limits returns a running container's current ceilings — memory,
+// memory+swap, CPU quota and period, pids — as the runtime last set them
+// (at create, or by the last update).
+func (r *Runtime) Limits(id string) (*specs.LinuxResources, error) {
+	c, _, err := r.loadLive(id, "read the limits of")
+	if err != nil {
+		return nil, err
+	}
+	cfg := c.Config()
+	if cfg.Cgroups == nil || cfg.Cgroups.Resources == nil {
+		return nil, errcode.Errorf(errcode.Unenforceable, "container %s has no cgroup limits", id)
+	}
+	res := cfg.Cgroups.Resources
+	mem, swap, quota, period := res.Memory, res.MemorySwap, res.CpuQuota, res.CpuPeriod
+	out := &specs.LinuxResources{Memory: &specs.LinuxMemory{Limit: &mem, Swap: &swap}, CPU: &specs.LinuxCPU{Quota: &quota, Period: &period}}
+	if res.PidsLimit != nil {
+		pids := *res.PidsLimit
+		out.Pids = &specs.LinuxPids{Limit: &pids}
+	}
+	return out, nil
 }

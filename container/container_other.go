@@ -29,7 +29,8 @@ func (r *Runtime) Resume(string) error                       { return errUnsuppo
 func (r *Runtime) Events(string, EventOptions, func(*Event) error) error {
 	return errUnsupported
 }
-func (r *Runtime) Update(string, *specs.LinuxResources) error { return errUnsupported }
+func (r *Runtime) Update(string, *specs.LinuxResources) error   { return errUnsupported }
+func (r *Runtime) Limits(string) (*specs.LinuxResources, error) { return nil, errUnsupported }
 
 // Event has the JSON shape of runc's types.Event, which the Linux build
 // uses (runc's types package does not build elsewhere).

@@ -39,22 +39,22 @@ func (r *Runtime) journalPath(id string) string {
 // StateConflict before it touches anything, and never removes the first
 // one's journal. It is written to a temporary file and linked into place,
 // so a reader never sees a partial journal.
-func (r *Runtime) writeJournal(id string, cfg *configs.Config) error {
+func (r *Runtime) writeJournal(id string, cfg *configs.Config) (map[string]string, error) {
 	var j journal
 	if cfg.Cgroups != nil {
 		m, err := manager.New(cfg.Cgroups)
 		if err != nil {
-			return fmt.Errorf("resolving cgroup paths: %w", err)
+			return nil, fmt.Errorf("resolving cgroup paths: %w", err)
 		}
 		j.CgroupPaths = m.GetPaths()
 	}
 	data, err := json.Marshal(j)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	tmp, err := os.CreateTemp(r.Root, journalTempPrefix(id))
 	if err != nil {
-		return fmt.Errorf("writing create journal: %w", err)
+		return nil, fmt.Errorf("writing create journal: %w", err)
 	}
 	defer os.Remove(tmp.Name())
 	_, err = tmp.Write(data)
@@ -62,15 +62,15 @@ func (r *Runtime) writeJournal(id string, cfg *configs.Config) error {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("writing create journal: %w", err)
+		return nil, fmt.Errorf("writing create journal: %w", err)
 	}
 	if err := os.Link(tmp.Name(), r.journalPath(id)); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return errcode.Errorf(errcode.StateConflict, "container %s already exists", id)
+			return nil, errcode.Errorf(errcode.StateConflict, "container %s already exists", id)
 		}
-		return fmt.Errorf("writing create journal: %w", err)
+		return nil, fmt.Errorf("writing create journal: %w", err)
 	}
-	return nil
+	return j.CgroupPaths, nil
 }
 
 func journalTempPrefix(id string) string { return ".create-" + id + ".json.tmp-" }

@@ -42,6 +42,7 @@ var idCalls = map[string]func(r *Runtime, id string) error{
 		return r.Update(id, &specs.LinuxResources{})
 	},
 	"Attachment": func(r *Runtime, id string) error { _, err := r.Attachment(id, "grants.json"); return err },
+	"Limits":     func(r *Runtime, id string) error { _, err := r.Limits(id); return err },
 	"Events": func(r *Runtime, id string) error {
 		return r.Events(id, EventOptions{StatsOnly: true}, func(*Event) error { return nil })
 	},

@@ -336,9 +336,14 @@ func (e *enforcer) mounts() {
 		case bind:
 			e.bind(p, m, dst, forbidden)
 		case m.Type == "tmpfs":
-			opts := withOpts(m.Options, "nosuid", "nodev")
+			// The hardening goes last and its opposites go: options apply
+			// in order, so a later "suid" would undo an earlier "nosuid".
+			opts := withoutOpts(m.Options, "suid", "dev", "exec")
+			opts = append(withoutOpts(opts, "nosuid", "nodev", "noexec"), "nosuid", "nodev")
 			if e.g.Exec.InitialOnly {
-				opts = withOpts(opts, "noexec")
+				opts = append(opts, "noexec")
+			} else if optOn(m.Options, "noexec", "exec") {
+				opts = append(opts, "noexec")
 			}
 			e.out.Mounts = append(e.out.Mounts, specs.Mount{Destination: dst, Type: "tmpfs", Source: "tmpfs", Options: opts})
 		default:
@@ -357,9 +362,11 @@ func (e *enforcer) bind(p string, m specs.Mount, dst string, forbidden []string)
 	if e.g.Exec.InitialOnly {
 		opts = append(opts, "noexec")
 	}
-	if engineFiles[dst] {
+	// An engine's per-container file passes read-only whatever the tier;
+	// anything else at its destination is an ordinary host path.
+	if IsEngineFile(m) {
 		e.out.Mounts = append(e.out.Mounts, specs.Mount{Destination: dst, Type: "bind", Source: m.Source, Options: append(opts, "ro")})
-		if !hasOpt(m.Options, "ro") {
+		if !optOn(m.Options, "ro", "rw") {
 			e.change("mounts: engine file %s made read-only", dst)
 		}
 		return
@@ -369,11 +376,11 @@ func (e *enforcer) bind(p string, m specs.Mount, dst string, forbidden []string)
 		e.refuse(p+".source", "host path %s is not granted by tier %s (fs_read=%s)", m.Source, e.g.Tier, e.g.Access.FSRead)
 		return
 	}
-	if grant.Writable && !hasOpt(m.Options, "ro") {
+	if grant.Writable && !optOn(m.Options, "ro", "rw") {
 		opts = append(opts, "rw")
 	} else {
 		opts = append(opts, "ro")
-		if !hasOpt(m.Options, "ro") {
+		if !optOn(m.Options, "ro", "rw") {
 			e.change("mounts: %s made read-only (fs_write=%s)", dst, e.g.Access.FSWrite)
 		}
 	}
@@ -493,9 +500,13 @@ func (e *enforcer) resources(in *specs.LinuxResources) {
 		if m.Swap != nil && om.Swap != nil && *m.Swap != *om.Swap {
 			e.change("linux.resources.memory.swap: %d replaced by %d (tier %s allows no swap)", *m.Swap, *om.Swap, e.g.Tier)
 		}
-		if m.Reservation != nil && *m.Reservation > 0 && *m.Reservation <= *om.Limit {
-			v := *m.Reservation
-			om.Reservation = &v
+		if m.Reservation != nil && *m.Reservation > 0 {
+			if *m.Reservation <= *om.Limit {
+				v := *m.Reservation
+				om.Reservation = &v
+			} else {
+				e.change("linux.resources.memory.reservation: %d dropped, above the memory limit %d", *m.Reservation, *om.Limit)
+			}
 		}
 		om.Swappiness, om.Kernel, om.KernelTCP, om.UseHierarchy, om.CheckBeforeUpdate = m.Swappiness, m.Kernel, m.KernelTCP, m.UseHierarchy, m.CheckBeforeUpdate
 		if m.DisableOOMKiller != nil && *m.DisableOOMKiller {
@@ -513,9 +524,13 @@ func (e *enforcer) resources(in *specs.LinuxResources) {
 			}
 		}
 		oc.Shares, oc.Cpus, oc.Mems, oc.Idle = c.Shares, c.Cpus, c.Mems, c.Idle
-		if c.Burst != nil && int64(*c.Burst) <= *oc.Quota {
-			b := *c.Burst
-			oc.Burst = &b
+		if c.Burst != nil && *c.Burst > 0 {
+			if int64(*c.Burst) <= *oc.Quota {
+				b := *c.Burst
+				oc.Burst = &b
+			} else {
+				e.change("linux.resources.cpu.burst: %d dropped, above the quota %d it borrows against", *c.Burst, *oc.Quota)
+			}
 		}
 		if (c.RealtimeRuntime != nil && *c.RealtimeRuntime != 0) || (c.RealtimePeriod != nil && *c.RealtimePeriod != 0) {
 			e.refuse("$.linux.resources.cpu.realtimeRuntime", "realtime CPU time lets a sandbox starve the host")
@@ -568,6 +583,16 @@ func union(a, b []string) []string {
 	for _, x := range b {
 		if !containsString(out, x) {
 			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func withoutOpts(opts []string, drop ...string) []string {
+	var out []string
+	for _, o := range opts {
+		if !containsString(drop, o) {
+			out = append(out, o)
 		}
 	}
 	return out

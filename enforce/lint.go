@@ -230,6 +230,11 @@ func (l *linter) namespaces() {
 				l.add(VUserNSRoot, fmt.Sprintf("$.linux.uidMappings[%d]", i), "maps container uid %d to host root", m.ContainerID)
 			}
 		}
+		for i, m := range l.s.Linux.GIDMappings {
+			if m.HostID == 0 && !l.g.Rootless {
+				l.add(VUserNSRoot, fmt.Sprintf("$.linux.gidMappings[%d]", i), "maps container gid %d to host root's group", m.ContainerID)
+			}
+		}
 	}
 }
 

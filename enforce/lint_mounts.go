@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
 	"github.com/sbxrun/sbxrun/policy"
 )
 
@@ -19,6 +20,31 @@ func hasOpt(opts []string, names ...string) bool {
 		}
 	}
 	return false
+}
+
+// optOn reports whether a mount flag ends up set: the kernel (and
+// libcontainer) apply options in order, so the last of on ("nosuid") and
+// off ("suid") wins, and neither means off.
+func optOn(opts []string, on, off string) bool {
+	set := false
+	for _, o := range opts {
+		switch o {
+		case on:
+			set = true
+		case off:
+			set = false
+		}
+	}
+	return set
+}
+
+// IsEngineFile reports whether a bind mount is an engine's per-container
+// file: one of the known destinations, from a source of the same name
+// (podman's .../userdata/hosts, containerd's .../sandboxes/ID/resolv.conf).
+// Anything else at those destinations is an ordinary host path.
+func IsEngineFile(m specs.Mount) bool {
+	dst := path.Clean(m.Destination)
+	return engineFiles[dst] && path.Base(path.Clean(m.Source)) == path.Base(dst)
 }
 
 func sameMount(a, b specs.Mount) bool {
@@ -59,7 +85,7 @@ func (l *linter) mounts() {
 		case bind:
 			l.bindMount(p, m, forbidden)
 		case m.Type == "sysfs" || m.Type == "cgroup" || m.Type == "cgroup2" || m.Destination == "/sys":
-			if !hasOpt(m.Options, "ro") {
+			if !optOn(m.Options, "ro", "rw") {
 				l.add(VSysWritable, p+".options", "%s at %s must be read-only: a writable /sys or cgroupfs reconfigures the host kernel", m.Type, m.Destination)
 			}
 		case m.Type == "proc":
@@ -67,7 +93,10 @@ func (l *linter) mounts() {
 				l.add(VMountHostPath, p+".destination", "a second procfs at %s escapes maskedPaths", m.Destination)
 			}
 		case m.Type == "tmpfs" || m.Type == "devpts" || m.Type == "mqueue":
-			if l.g.Exec.InitialOnly && m.Type == "tmpfs" && m.Destination != "/dev" && !hasOpt(m.Options, "noexec") {
+			if m.Type == "tmpfs" && (!optOn(m.Options, "nosuid", "suid") || !optOn(m.Options, "nodev", "dev") && m.Destination != "/dev") {
+				l.add(VMountOptions, p+".options", "tmpfs %s needs nosuid and nodev", m.Destination)
+			}
+			if l.g.Exec.InitialOnly && m.Type == "tmpfs" && m.Destination != "/dev" && !optOn(m.Options, "noexec", "exec") {
 				l.add(VMountOptions, p+".options", "writable tmpfs %s without noexec is an exec staging area; process_exec is deny", m.Destination)
 			}
 		default:
@@ -87,7 +116,7 @@ func (l *linter) bindMount(p string, m specs.Mount, forbidden []string) {
 		l.add(VMountForbidden, p+".source", "%s exposes %s, which no tier may mount", m.Source, strings.Join(hit, ", "))
 		return
 	}
-	if engineFiles[path.Clean(m.Destination)] && hasOpt(m.Options, "ro") && hasOpt(m.Options, "nosuid") {
+	if IsEngineFile(m) && optOn(m.Options, "ro", "rw") && optOn(m.Options, "nosuid", "suid") {
 		return // an engine's per-container file, read-only
 	}
 	grant, ok := grantFor(l.g, src)
@@ -95,13 +124,13 @@ func (l *linter) bindMount(p string, m specs.Mount, forbidden []string) {
 		l.add(VMountHostPath, p+".source", "host path %s is not granted by tier %s (fs_read=%s)", m.Source, l.g.Tier, l.g.Access.FSRead)
 		return
 	}
-	if !hasOpt(m.Options, "ro") && !grant.Writable {
+	if !optOn(m.Options, "ro", "rw") && !grant.Writable {
 		l.add(VMountWritable, p+".options", "%s is granted read-only", m.Source)
 	}
-	if !hasOpt(m.Options, "nosuid") {
+	if !optOn(m.Options, "nosuid", "suid") {
 		l.add(VMountOptions, p+".options", "bind mount %s needs nosuid", m.Source)
 	}
-	if l.g.Exec.InitialOnly && !hasOpt(m.Options, "noexec") {
+	if l.g.Exec.InitialOnly && !optOn(m.Options, "noexec", "exec") {
 		l.add(VMountOptions, p+".options", "bind mount %s needs noexec: process_exec is deny", m.Source)
 	}
 }

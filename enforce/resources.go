@@ -18,10 +18,15 @@ import (
 // violation is listed; the error is SANDBOX_POLICY_CONFLICT, or
 // SANDBOX_CONFIG_INVALID for values no cgroup accepts.
 //
+// cur are the container's current ceilings (nil if unknown): a field the
+// update leaves out keeps its current value, so memory+swap is checked
+// against the memory limit the container will have, and a CPU quota or
+// period given alone against the other's current value.
+//
 // Where the tier allows no swap (memory+swap equal to memory), a memory
 // update without a swap value gets one equal to the new limit, so lowering
 // memory never opens room to swap; the returned changes say so.
-func CheckUpdate(res *specs.LinuxResources, g *policy.Grants) (changes []string, err error) {
+func CheckUpdate(res, cur *specs.LinuxResources, g *policy.Grants) (changes []string, err error) {
 	if res == nil {
 		return nil, nil
 	}
@@ -48,11 +53,14 @@ func CheckUpdate(res *specs.LinuxResources, g *policy.Grants) (changes []string,
 		}
 		if m.Swap != nil {
 			limit := l.MemoryBytes
+			if cur != nil && cur.Memory != nil && cur.Memory.Limit != nil && *cur.Memory.Limit > 0 {
+				limit = *cur.Memory.Limit
+			}
 			if m.Limit != nil && *m.Limit > 0 {
 				limit = *m.Limit
 			}
 			switch v := *m.Swap; {
-			case l.SwapBytes > 0 && (v <= 0 || v > limit):
+			case l.SwapBytes > 0 && v != limit && (v <= 0 || v > limit):
 				over("memory.swap %d: tier %s allows no swap (memory+swap must equal the memory limit %d)", v, g.Tier, limit)
 			case v > 0 && v < limit:
 				bad("memory.swap %d: memory+swap cannot be below the memory limit %d", v, limit)
@@ -79,22 +87,31 @@ func CheckUpdate(res *specs.LinuxResources, g *policy.Grants) (changes []string,
 		}
 	}
 	if c := res.CPU; c != nil {
+		quota, period := c.Quota, c.Period
+		if cur != nil && cur.CPU != nil {
+			if quota == nil && cur.CPU.Quota != nil && *cur.CPU.Quota != 0 {
+				quota = cur.CPU.Quota
+			}
+			if period == nil && cur.CPU.Period != nil && *cur.CPU.Period != 0 {
+				period = cur.CPU.Period
+			}
+		}
 		switch {
 		case c.Quota == nil && c.Period == nil:
-		case c.Quota == nil || c.Period == nil:
-			over("cpu.quota and cpu.period: give both under a tier (one alone changes the share of a CPU the other implies)")
-		case *c.Quota <= 0 || *c.Period == 0:
-			over("cpu.quota %d/%d: an unlimited CPU share is above tier %s's %d/%d", *c.Quota, *c.Period, g.Tier, l.CPUQuota, l.CPUPeriod)
-		case *c.Quota*int64(l.CPUPeriod) > l.CPUQuota*int64(*c.Period):
-			over("cpu quota %d/%d is above tier %s's %d/%d", *c.Quota, *c.Period, g.Tier, l.CPUQuota, l.CPUPeriod)
+		case quota == nil || period == nil:
+			over("cpu.quota and cpu.period: give both (the container's current value of the other is unknown)")
+		case *quota <= 0 || *period == 0:
+			over("cpu.quota %d/%d: an unlimited CPU share is above tier %s's %d/%d", *quota, *period, g.Tier, l.CPUQuota, l.CPUPeriod)
+		case *quota*int64(l.CPUPeriod) > l.CPUQuota*int64(*period):
+			over("cpu quota %d/%d is above tier %s's %d/%d", *quota, *period, g.Tier, l.CPUQuota, l.CPUPeriod)
 		}
 		if c.Burst != nil && *c.Burst > 0 {
-			quota := l.CPUQuota
-			if c.Quota != nil && *c.Quota > 0 {
-				quota = *c.Quota
+			q := l.CPUQuota
+			if quota != nil && *quota > 0 {
+				q = *quota
 			}
-			if int64(*c.Burst) > quota {
-				over("cpu.burst %d is above the quota %d it may borrow against", *c.Burst, quota)
+			if int64(*c.Burst) > q {
+				over("cpu.burst %d is above the quota %d it may borrow against", *c.Burst, q)
 			}
 		}
 		if (c.RealtimeRuntime != nil && *c.RealtimeRuntime != 0) || (c.RealtimePeriod != nil && *c.RealtimePeriod != 0) {

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
@@ -61,18 +62,29 @@ type LintResult struct {
 	Violations []enforce.Violation `json:"violations"`
 }
 
-// Lint checks spec against a tier: tier if given, else the spec's
-// dev.sbx.tier annotation, else the config's tier. It decides nothing and
-// writes no audit record; a non-compliant spec is a result, not an error.
+// Lint checks spec against the tier it would run under: --tier, else the
+// spec's dev.sbx.tier annotation, else the config's tier, else the binding
+// of the spec's dev.sbx.connector annotation, else runtime.yaml's
+// default_tier (the one precedence order; nothing is bound or written).
+// With none of these there is nothing to check against. A non-compliant
+// spec is a result, not an error.
 func (e *Engine) Lint(spec *specs.Spec, tier string, cfg *policy.Config, facts policy.HostFacts) (*LintResult, error) {
-	if tier == "" {
-		tier = spec.Annotations[specgen.AnnotationTier]
+	if cfg == nil {
+		cfg = &policy.Config{}
 	}
-	if tier == "" && cfg != nil {
-		tier = cfg.Tier
+	req := Request{Tier: tier, From: FromFlag, Config: cfg}
+	if req.Tier == "" {
+		req.Tier, req.From = spec.Annotations[specgen.AnnotationTier], FromAnnotation
+	}
+	if req.Tier == "" {
+		req.Connector = spec.Annotations[specgen.AnnotationConnector]
+	}
+	tier, _, err := e.pickTier(req, cfg)
+	if err != nil {
+		return nil, err
 	}
 	if tier == "" {
-		return nil, errcode.Errorf(errcode.ProfileUnknown, "no tier given and the spec has no %s annotation", specgen.AnnotationTier)
+		return nil, errcode.Errorf(errcode.ProfileUnknown, "no tier given, and the spec names none (%s, %s) nor does the config or runtime.yaml", specgen.AnnotationTier, specgen.AnnotationConnector)
 	}
 	g, err := policy.CompileWith(e.cat, tier, cfg, facts, nil)
 	if err != nil {
@@ -91,32 +103,34 @@ type Explanation struct {
 	HostUID, HostGID uint32
 }
 
-// Explain compiles tier (the most restrictive when empty) with cfg for
-// this host, as this caller would run it: rootless when the caller is not
-// root, or when asked. It writes no audit record.
+// Explain compiles the tier selected in the one precedence order (tier,
+// else the config's, else runtime.yaml's default, else the most
+// restrictive) with cfg for this host, as this caller would run it:
+// rootless when the caller is not root, or when asked. It writes no audit
+// record.
 func (e *Engine) Explain(tier string, cfg *policy.Config, rootless bool) (*Explanation, error) {
-	if tier == "" {
-		tier = strictest(e.cat)
+	if cfg == nil {
+		cfg = &policy.Config{}
+	}
+	tier, _, err := e.pickTier(Request{Tier: tier, From: FromFlag, RequireTier: true}, cfg)
+	if err != nil {
+		return nil, err
 	}
 	t, ok := e.cat.Tier(tier)
 	if !ok {
-		return nil, errcode.Errorf(errcode.ProfileUnknown, "unknown tier %q (one of %v)", tier, e.cat.Names())
+		return nil, errcode.Errorf(errcode.ProfileUnknown, "unknown tier %q (one of %s)", tier, strings.Join(e.cat.Names(), ", "))
 	}
 	facts := e.Facts(FactsOptions{Rootless: rootless || e.Rootless()})
 	g, err := policy.CompileWith(e.cat, tier, cfg, facts, nil)
 	if err != nil {
 		return nil, err
 	}
-	x := &Explanation{Tier: t, Grants: g}
-	if m := g.Identity.UIDMap; m != nil && g.Identity.UID >= m.ContainerID && g.Identity.UID < m.ContainerID+m.Size {
+	x := &Explanation{Tier: t, Grants: g, HostUID: g.Identity.UID, HostGID: g.Identity.GID}
+	if m := g.Identity.UIDMap; m != nil && g.Identity.UID >= m.ContainerID && g.Identity.UID-m.ContainerID < m.Size {
 		x.HostUID = m.HostID + g.Identity.UID - m.ContainerID
-	} else {
-		x.HostUID = g.Identity.UID
 	}
-	if m := g.Identity.GIDMap; m != nil && g.Identity.GID >= m.ContainerID && g.Identity.GID < m.ContainerID+m.Size {
+	if m := g.Identity.GIDMap; m != nil && g.Identity.GID >= m.ContainerID && g.Identity.GID-m.ContainerID < m.Size {
 		x.HostGID = m.HostID + g.Identity.GID - m.ContainerID
-	} else {
-		x.HostGID = g.Identity.GID
 	}
 	return x, nil
 }

@@ -57,6 +57,7 @@ type Engine struct {
 	overrides  *authz.Overrides
 	containers *container.Runtime
 	configDir  string
+	statePaths []string
 	euid       int
 	// probe gathers host facts; tests replace it to compile for any host.
 	probe func(host.Options) policy.HostFacts
@@ -79,6 +80,11 @@ func New(opts Options) *Engine {
 		path = audit.DefaultPath(opts.StateDir)
 	}
 	e.audit = audit.Open(path)
+	for _, p := range []string{opts.Root, opts.StateDir, opts.ConfigDir, filepath.Dir(path)} {
+		if abs, err := filepath.Abs(p); err == nil && p != "" {
+			e.statePaths = append(e.statePaths, abs)
+		}
+	}
 	e.bindings = authz.OpenBindings(opts.StateDir, e.euid, e.cat)
 	e.overrides = authz.OpenOverrides(opts.ConfigDir, e.euid)
 	e.containers = &container.Runtime{Root: opts.Root}
@@ -118,6 +124,7 @@ type FactsOptions struct {
 func (e *Engine) Facts(o FactsOptions) policy.HostFacts {
 	f := e.probe(host.Options{Rootless: o.Rootless, Arch: o.Arch, SystemDirs: e.cat.Paths.HostSystemDirs})
 	if !o.Reference {
+		f.StatePaths = e.statePaths
 		return f
 	}
 	ref := policy.ReferenceFacts(f.Arch, f.Syscalls)
@@ -149,15 +156,25 @@ func xdg(env, fallback string) string {
 }
 
 // DefaultOptions are the default locations for the caller: system paths
-// as root, XDG paths otherwise.
+// as root, XDG paths otherwise. A rootless caller's runtime state goes to
+// $XDG_RUNTIME_DIR/sbxrun, else /run/user/UID/sbxrun, else under its state
+// home — never a predictable directory in /tmp that another user could
+// create first (the container package refuses a root it does not trust).
 func DefaultOptions() Options {
 	if os.Geteuid() == 0 {
 		return Options{Root: "/run/sbxrun", StateDir: "/var/lib/sbxrun", ConfigDir: "/etc/sbxrun"}
 	}
-	root := filepath.Join(os.TempDir(), "sbxrun-"+strconv.Itoa(os.Geteuid()))
+	state := filepath.Join(xdg("XDG_STATE_HOME", ".local/state"), "sbxrun")
+	root := filepath.Join(state, "run")
 	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" && filepath.IsAbs(d) {
 		root = filepath.Join(d, "sbxrun")
+	} else if d := "/run/user/" + strconv.Itoa(os.Geteuid()); isDir(d) {
+		root = filepath.Join(d, "sbxrun")
 	}
-	return Options{Root: root, StateDir: filepath.Join(xdg("XDG_STATE_HOME", ".local/state"), "sbxrun"),
-		ConfigDir: filepath.Join(xdg("XDG_CONFIG_HOME", ".config"), "sbxrun")}
+	return Options{Root: root, StateDir: state, ConfigDir: filepath.Join(xdg("XDG_CONFIG_HOME", ".config"), "sbxrun")}
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }

@@ -41,7 +41,7 @@ type CreateRequest struct {
 // its annotations, connector binding or the system default select
 // enforced on its spec.
 func (e *Engine) Create(req CreateRequest) error {
-	o, _, err := e.prepare(req, "create")
+	o, _, err := e.prepare(req, "create", true)
 	if err != nil {
 		return err
 	}
@@ -52,7 +52,7 @@ func (e *Engine) Create(req CreateRequest) error {
 // runs; otherwise it relays stdio and signals, waits, removes the container
 // and returns the process's exit status (128+N when killed by signal N).
 func (e *Engine) Run(req CreateRequest, detach bool, stdio container.IO) (int, error) {
-	o, _, err := e.prepare(req, "run")
+	o, _, err := e.prepare(req, "run", detach)
 	if err != nil {
 		return -1, err
 	}
@@ -61,7 +61,7 @@ func (e *Engine) Run(req CreateRequest, detach bool, stdio container.IO) (int, e
 
 // prepare reads and checks the bundle, decides its tier and enforces it,
 // and returns what the container runtime needs.
-func (e *Engine) prepare(req CreateRequest, op string) (container.CreateOptions, *Decision, error) {
+func (e *Engine) prepare(req CreateRequest, op string, detached bool) (container.CreateOptions, *Decision, error) {
 	var o container.CreateOptions
 	if err := container.ValidateID(req.ID); err != nil {
 		return o, nil, err
@@ -82,12 +82,15 @@ func (e *Engine) prepare(req CreateRequest, op string) (container.CreateOptions,
 	if err := checkSpec(spec, bundle, facts); err != nil {
 		return o, nil, err
 	}
+	if err := checkRuntimeFlags(req.ConsoleSocket, pidFile, req.PreserveFDs, spec.Process.Terminal, detached); err != nil {
+		return o, nil, err
+	}
 	sel, err := ParseAnnotations(spec.Annotations, e.cat)
 	if err != nil {
 		return o, nil, e.refuse(audit.Record{Operation: op, Target: req.ID}, err)
 	}
 	d, err := e.Select(Request{Operation: op, Target: req.ID, Tier: sel.Tier, From: FromAnnotation,
-		Connector: sel.Connector, Facts: facts, Spec: spec})
+		Connector: sel.Connector, Facts: facts, Spec: spec, Bundle: bundle})
 	if err != nil {
 		return o, nil, err
 	}
@@ -95,7 +98,7 @@ func (e *Engine) prepare(req CreateRequest, op string) (container.CreateOptions,
 		ConsoleSocket: req.ConsoleSocket, NoPivot: req.NoPivot, NoNewKeyring: req.NoNewKeyring,
 		PreserveFDs: req.PreserveFDs}
 	if d.Grants != nil {
-		o.InitialOnly = d.Grants.Exec.InitialOnly
+		o.InitialOnly, o.OwnCgroup = d.Grants.Exec.InitialOnly, true
 		data, err := json.Marshal(d.Grants)
 		if err != nil {
 			return o, nil, fmt.Errorf("encoding grants: %w", err)
@@ -103,6 +106,35 @@ func (e *Engine) prepare(req CreateRequest, op string) (container.CreateOptions,
 		o.Attachments = map[string][]byte{grantsAttachment: data}
 	}
 	return o, d, nil
+}
+
+// checkRuntimeFlags refuses, before anything is decided or created, the
+// runtime flags that contradict the spec or name nothing usable.
+func checkRuntimeFlags(consoleSocket, pidFile string, preserveFDs int, terminal, detached bool) error {
+	switch {
+	case consoleSocket != "" && !terminal:
+		return errcode.Errorf(errcode.ConfigInvalid, "--console-socket is only for a process with a terminal (process.terminal is false)")
+	case consoleSocket == "" && terminal && detached:
+		return errcode.Errorf(errcode.ConfigInvalid, "a detached process with a terminal needs --console-socket to receive it")
+	case consoleSocket != "":
+		if fi, err := os.Stat(consoleSocket); err != nil || fi.Mode().Type() != os.ModeSocket {
+			return errcode.Errorf(errcode.ConfigInvalid, "--console-socket %s is not a unix socket", consoleSocket)
+		}
+	}
+	if pidFile != "" {
+		if fi, err := os.Stat(filepath.Dir(pidFile)); err != nil || !fi.IsDir() {
+			return errcode.Errorf(errcode.ConfigInvalid, "--pid-file %s: directory %s does not exist", pidFile, filepath.Dir(pidFile))
+		}
+	}
+	if preserveFDs < 0 {
+		return errcode.Errorf(errcode.ConfigInvalid, "--preserve-fds must not be negative")
+	}
+	for fd := 3; fd < 3+preserveFDs; fd++ {
+		if !fdOpen(fd) {
+			return errcode.Errorf(errcode.ConfigInvalid, "--preserve-fds %d: fd %d is not open", preserveFDs, fd)
+		}
+	}
+	return nil
 }
 
 func absOrEmpty(p string) (string, error) {
@@ -267,37 +299,51 @@ func (e *Engine) Exec(req ExecRequest, stdio container.IO) (int, error) {
 	if err := container.ValidateID(req.ID); err != nil {
 		return -1, err
 	}
+	pidFile, err := absOrEmpty(req.PidFile)
+	if err != nil {
+		return -1, err
+	}
 	st, err := e.containers.State(req.ID)
 	if err != nil {
 		return -1, err
 	}
+	rec := audit.Record{Operation: "exec", Target: req.ID, Tier: st.Annotations[specgen.AnnotationTier], Connector: st.Annotations[specgen.AnnotationConnector]}
+	if rec.Tier != "" {
+		rec.Policy = "tier:" + rec.Tier
+	}
+	// Once the container is known, every refusal is a decision about it
+	// and is audited; an untiered container's execs run as given.
+	refuse := func(err error) (int, error) {
+		if rec.Tier == "" {
+			return -1, err
+		}
+		return -1, e.refuse(rec, err)
+	}
 	p, err := execProcess(req, st)
 	if err != nil {
-		return -1, err
+		return refuse(err)
 	}
 	if err := checkProcess(p, "process", e.runtimeFacts()); err != nil {
-		return -1, err
+		return refuse(err)
+	}
+	if err := checkRuntimeFlags(req.ConsoleSocket, pidFile, req.PreserveFDs, p.Terminal, req.Detach); err != nil {
+		return refuse(err)
 	}
 	g, err := e.containerGrants(req.ID, st)
 	if err != nil {
-		return -1, err
+		return refuse(err)
 	}
 	initialOnly := false
 	if g != nil {
-		rec := audit.Record{Operation: "exec", Target: req.ID, Tier: g.Tier, Policy: "tier:" + g.Tier, Connector: st.Annotations[specgen.AnnotationConnector]}
 		var changes []string
 		if p, changes, err = enforce.EnforceProcess(p, g); err != nil {
-			return -1, e.refuse(rec, err)
+			return refuse(err)
 		}
 		rec.Kind, rec.Result, rec.Details = audit.KindSelection, audit.ResultAllowed, changes
 		if _, err := e.audit.Append(rec); err != nil {
 			return -1, err
 		}
 		initialOnly = g.Exec.InitialOnly
-	}
-	pidFile, err := absOrEmpty(req.PidFile)
-	if err != nil {
-		return -1, err
 	}
 	return e.containers.Exec(req.ID, container.ExecOptions{Process: p, Detach: req.Detach, PidFile: pidFile,
 		ConsoleSocket: req.ConsoleSocket, PreserveFDs: req.PreserveFDs, InitialOnly: initialOnly}, stdio)
@@ -397,15 +443,20 @@ func (e *Engine) Update(id string, res *specs.LinuxResources) error {
 	if err != nil {
 		return err
 	}
-	g, err := e.containerGrants(id, st)
-	if err != nil {
-		return err
-	}
-	if g == nil {
+	tier := st.Annotations[specgen.AnnotationTier]
+	if tier == "" {
 		return e.containers.Update(id, res)
 	}
-	rec := audit.Record{Operation: "update", Target: id, Tier: g.Tier, Policy: "tier:" + g.Tier, Connector: st.Annotations[specgen.AnnotationConnector]}
-	changes, err := enforce.CheckUpdate(res, g)
+	rec := audit.Record{Operation: "update", Target: id, Tier: tier, Policy: "tier:" + tier, Connector: st.Annotations[specgen.AnnotationConnector]}
+	g, err := e.containerGrants(id, st)
+	if err != nil {
+		return e.refuse(rec, err)
+	}
+	cur, err := e.containers.Limits(id)
+	if err != nil {
+		return e.refuse(rec, err)
+	}
+	changes, err := enforce.CheckUpdate(res, cur, g)
 	if err != nil {
 		return e.refuse(rec, err)
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -56,6 +57,8 @@ type Request struct {
 	// Spec is an incoming OCI spec to make comply (the runtime's create and
 	// run); nil compiles only.
 	Spec *specs.Spec
+	// Bundle is the directory relative mount sources of Spec are relative to.
+	Bundle string
 }
 
 // Decision is the outcome of Select.
@@ -87,39 +90,15 @@ type Decision struct {
 func (e *Engine) Select(req Request) (*Decision, error) {
 	d := &Decision{Connector: req.Connector}
 	rec := audit.Record{Operation: req.Operation, Target: req.Target, Connector: req.Connector}
-	d.Tier, d.From = req.Tier, req.From
 	cfg := req.Config
 	if cfg == nil {
 		cfg = &policy.Config{}
 	}
-	if d.Tier == "" && cfg.Tier != "" {
-		d.Tier, d.From = cfg.Tier, FromConfig
-	}
 	auth := e.authorizer(req.OverrideToken)
 	fail := func(err error) (*Decision, error) { return nil, e.refuse(rec, err) }
-	if d.Tier == "" && req.Connector != "" {
-		if err := authz.CheckConnector(req.Connector); err != nil {
-			return fail(err)
-		}
-		b, ok, err := e.bindings.Get(req.Connector)
-		if err != nil {
-			return fail(err)
-		}
-		if ok {
-			d.Tier, d.From = b.Tier, FromBinding
-		}
-	}
-	if d.Tier == "" {
-		rc, err := LoadRuntimeConfig(e.configDir, e.euid, e.cat)
-		if err != nil {
-			return fail(err)
-		}
-		if rc.DefaultTier != "" {
-			d.Tier, d.From = rc.DefaultTier, FromDefault
-		}
-	}
-	if d.Tier == "" && (req.RequireTier || req.Connector != "") {
-		d.Tier, d.From = strictest(e.cat), FromStrictest
+	var err error
+	if d.Tier, d.From, err = e.pickTier(req, cfg); err != nil {
+		return fail(err)
 	}
 	rec.Tier = d.Tier
 	e.log.Debug("tier selected", "operation", req.Operation, "target", req.Target, "tier", d.Tier, "from", string(d.From), "connector", req.Connector)
@@ -155,7 +134,7 @@ func (e *Engine) Select(req Request) (*Decision, error) {
 	d.Unenforced = g.Unenforced
 	if req.Spec != nil {
 		rec.Kind = audit.KindSelection
-		if err := e.enforceSpec(d, req.Spec, req.Facts); err != nil {
+		if err := e.enforceSpec(d, req); err != nil {
 			return fail(err)
 		}
 	}
@@ -174,17 +153,62 @@ func (e *Engine) Select(req Request) (*Decision, error) {
 	return d, nil
 }
 
+// pickTier selects the tier of req in the one precedence order: an
+// explicit tier, the config's, the connector's binding, runtime.yaml's
+// default_tier, and — where a tier is required or a connector is named —
+// the most restrictive tier. It reads state but changes none; "" means no
+// tier applies.
+func (e *Engine) pickTier(req Request, cfg *policy.Config) (string, Source, error) {
+	switch {
+	case req.Tier != "":
+		return req.Tier, req.From, nil
+	case cfg.Tier != "":
+		return cfg.Tier, FromConfig, nil
+	}
+	if req.Connector != "" {
+		if err := authz.CheckConnector(req.Connector); err != nil {
+			return "", "", err
+		}
+		b, ok, err := e.bindings.Get(req.Connector)
+		if err != nil {
+			return "", "", err
+		}
+		if ok {
+			return b.Tier, FromBinding, nil
+		}
+	}
+	rc, err := LoadRuntimeConfig(e.configDir, e.euid, e.cat)
+	if err != nil {
+		return "", "", err
+	}
+	if rc.DefaultTier != "" {
+		return rc.DefaultTier, FromDefault, nil
+	}
+	if req.RequireTier || req.Connector != "" {
+		return strictest(e.cat), FromStrictest, nil
+	}
+	return "", FromNone, nil
+}
+
 // enforceSpec makes the incoming spec comply with d.Grants. This runtime
 // enforces process_exec=deny itself (the Landlock exec shim), so that
 // protection leaves the unenforced list here; without Landlock the spec is
 // refused instead.
-func (e *Engine) enforceSpec(d *Decision, in *specs.Spec, facts policy.HostFacts) error {
-	g := d.Grants
+func (e *Engine) enforceSpec(d *Decision, req Request) error {
+	g, in, facts := d.Grants, req.Spec, req.Facts
+	resolved, missing, err := resolveBinds(in, req.Bundle)
+	if err != nil {
+		return err
+	}
 	res, err := enforce.Enforce(in, g)
 	if err != nil {
 		return err
 	}
-	d.Spec, d.Changes = res.Spec, res.Changes
+	if len(missing) > 0 {
+		// A source that appears only later could appear as a symlink.
+		return &errcode.Error{Code: errcode.SpecInvalid, Msg: "bind mount sources must exist", Details: missing}
+	}
+	d.Spec, d.Changes = res.Spec, append(resolved, res.Changes...)
 	d.Unenforced = append(slices.Clone(d.Unenforced), res.Unenforced...)
 	if g.Exec.InitialOnly {
 		if facts.LandlockABI == 0 {
@@ -236,7 +260,7 @@ func (e *Engine) compat(d *Decision) error {
 // only such a config) consumes a use of the token.
 func (e *Engine) compile(tier string, cfg *policy.Config, facts policy.HostFacts, auth *authorizer) (*policy.Grants, error) {
 	g, err := policy.CompileWith(e.cat, tier, cfg, facts, nil)
-	if errcode.Of(err) == errcode.PolicyConflict && auth.token != "" {
+	if errors.Is(err, policy.ErrNeedsOverride) && auth.token != "" {
 		a, aerr := auth.get()
 		if aerr != nil {
 			return nil, aerr

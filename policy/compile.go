@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"path"
@@ -11,6 +12,11 @@ import (
 	"github.com/sbxrun/sbxrun/errcode"
 	"github.com/sbxrun/sbxrun/profiles"
 )
+
+// ErrNeedsOverride is wrapped by the error of a config whose only problem
+// is that it widens its tier: an override authorization would let it
+// compile. Callers verify (and spend) an override token only for it.
+var ErrNeedsOverride = errors.New("the config widens its tier")
 
 // Authorization is a verified override: package authz checked a
 // token against the root-owned store before building one. Compile only
@@ -112,7 +118,7 @@ func CompileWith(cat *profiles.Catalog, tierName string, cfg *Config, facts Host
 		if auth == nil {
 			return nil, &errcode.Error{Code: errcode.PolicyConflict,
 				Msg:     fmt.Sprintf("config widens tier %s and carries no override authorization", tier.Name),
-				Details: c.widenings}
+				Details: c.widenings, Err: ErrNeedsOverride}
 		}
 		c.g.Override = &AppliedOverride{Label: auth.Label, Widenings: c.widenings}
 	}
@@ -269,12 +275,24 @@ func Within(p, root string) bool {
 // interfaces the runtime sets up itself, and the rootfs as a whole.
 var reservedDestinations = []string{"/proc", "/sys", "/dev"}
 
+// forbidden are the host paths no sandbox may see: the catalog's, and
+// this installation's own state.
+func (c *compiler) forbidden() []string {
+	var state []string
+	for _, p := range c.facts.StatePaths {
+		if CheckPath(p) == nil {
+			state = append(state, p)
+		}
+	}
+	return sortedSet(append(append([]string{}, c.cat.Paths.ForbiddenSources...), state...))
+}
+
 func (c *compiler) checkSource(field, src string) bool {
 	if err := CheckPath(src); err != nil {
 		c.bad("%s: %v", field, err)
 		return false
 	}
-	for _, f := range c.cat.Paths.ForbiddenSources {
+	for _, f := range c.forbidden() {
 		if Within(src, f) || Within(f, src) {
 			c.conflict("%s: %s exposes %s, which no tier may mount (engine sockets, kernel interfaces and sbxrun's own state are root on the host)", field, src, f)
 			return false
@@ -359,7 +377,7 @@ func (c *compiler) fs() {
 		}
 	}
 	sort.Slice(c.g.FS.Paths, func(i, j int) bool { return c.g.FS.Paths[i].Destination < c.g.FS.Paths[j].Destination })
-	c.g.FS.Forbidden = sortedSet(c.cat.Paths.ForbiddenSources)
+	c.g.FS.Forbidden = c.forbidden()
 }
 
 // CheckHostPort validates an allowlist entry: host:port, where host is an IP

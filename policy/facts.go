@@ -24,6 +24,10 @@ type HostFacts struct {
 	LandlockABI int
 	// HostSystemDirs are the tier's host system dirs that exist here.
 	HostSystemDirs []string
+	// StatePaths are where this installation of sbxrun keeps its state
+	// (runtime root, bindings, audit log, configuration): never mountable
+	// into a sandbox, like the catalog's forbidden sources.
+	StatePaths []string
 	// Env is the caller's environment, the source of env.pass.
 	Env map[string]string
 	// Syscalls validates syscall names for an architecture.

@@ -155,6 +155,14 @@ func TestBadInput(t *testing.T) {
 	os.WriteFile(bad, []byte("capabilities: {network_access: sometimes}\nnope: 1\n"), 0o644)
 	tiny := filepath.Join(bundle, "tiny.yaml")
 	os.WriteFile(tiny, []byte("limits: {memory: 1}\n"), 0o644)
+	// A device node like /dev/null, but a private one: if the refusal ever
+	// broke, the test must not replace the machine's /dev/null.
+	devNull := filepath.Join(t.TempDir(), "null")
+	if err := syscall.Mknod(devNull, syscall.S_IFCHR|0o666, 1<<8|3); err != nil {
+		if err := syscall.Mkfifo(devNull, 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
 	huge := filepath.Join(bundle, "huge.yaml")
 	os.WriteFile(huge, []byte("rlimits: {RLIMIT_NOFILE: {soft: 1, hard: 1099511627776}}\n"), 0o644)
 	type tc struct {
@@ -169,10 +177,10 @@ func TestBadInput(t *testing.T) {
 		{[]string{"spec", "--config", tiny, "--bundle", bundle}, 2, "SANDBOX_CONFIG_INVALID"},
 		{[]string{"spec", "--config", huge, "--bundle", bundle}, 3, "SANDBOX_POLICY_CONFLICT"},
 		{[]string{"spec", "--tier", "strict", "--bundle", "/nonexistent/bundle"}, 2, "SANDBOX_CONFIG_INVALID"},
-		{[]string{"spec", "--tier", "strict", "-o", "/dev/null"}, 2, "SANDBOX_CONFIG_INVALID"},
-		{[]string{"spec", "--tier", "strict", "-o", "/dev/null", "--force"}, 2, "SANDBOX_CONFIG_INVALID"},
+		{[]string{"spec", "--tier", "strict", "-o", devNull}, 2, "SANDBOX_CONFIG_INVALID"},
+		{[]string{"spec", "--tier", "strict", "-o", devNull, "--force"}, 2, "SANDBOX_CONFIG_INVALID"},
 		// The destination is checked before the tier.
-		{[]string{"spec", "--tier", "bogus", "-o", "/dev/null"}, 2, "SANDBOX_CONFIG_INVALID"},
+		{[]string{"spec", "--tier", "bogus", "-o", devNull}, 2, "SANDBOX_CONFIG_INVALID"},
 		{[]string{"lint", "--tier", "strict", bad}, 2, "SANDBOX_SPEC_INVALID"},
 		{[]string{"bind", "--connector", "a/b", "--tier", "strict"}, 2, "SANDBOX_CONFIG_INVALID"},
 		{[]string{"spec", "--no-such-flag"}, 2, "SANDBOX_CONFIG_INVALID"},
@@ -252,6 +260,9 @@ func TestBadInput(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(bundle, "config.json")); !os.IsNotExist(err) {
 		t.Errorf("a refused spec left config.json behind")
+	}
+	if fi, err := os.Lstat(devNull); err != nil || fi.Mode().IsRegular() {
+		t.Errorf("spec wrote through the device node %s: %v", devNull, err)
 	}
 	if entries, _ := os.ReadDir(root); len(entries) != 0 {
 		t.Errorf("refused runtime requests left state behind: %v", entries)

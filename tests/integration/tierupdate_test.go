@@ -38,7 +38,7 @@ func TestUpdateCannotLoosenTier(t *testing.T) {
 		{`{"memory":{"limit":2147483648}}`, "above tier moderate"},
 		{`{"pids":{"limit":100000}}`, "above tier moderate"},
 		{`{"cpu":{"quota":400000,"period":100000}}`, "cpu quota 400000/100000 is above"},
-		{`{"cpu":{"period":10000}}`, "give both"},
+		{`{"cpu":{"period":10000}}`, "cpu quota 200000/10000 is above"},
 		{`{"cpu":{"realtimeRuntime":1000}}`, "realtime"},
 		{`{"memory":{"disableOOMKiller":true}}`, "killed"},
 		{`{"devices":[{"allow":true,"access":"rwm"}]}`, "device allowlist"},

@@ -98,12 +98,6 @@ func (e *Engine) Catalog() *profiles.Catalog { return e.cat }
 // containers: verbs that decide nothing).
 func (e *Engine) Containers() *container.Runtime { return e.containers }
 
-// AuditLog is the audit log.
-func (e *Engine) AuditLog() *audit.Log { return e.audit }
-
-// Bindings is the connector binding store.
-func (e *Engine) Bindings() *authz.Bindings { return e.bindings }
-
 // Rootless reports whether sandboxes of this caller are rootless.
 func (e *Engine) Rootless() bool { return e.euid != 0 }
 

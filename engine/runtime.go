@@ -2,10 +2,10 @@ package engine
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -405,30 +405,18 @@ func execProcess(req ExecRequest, st *container.State) (*specs.Process, error) {
 func parseUser(s string) (specs.User, error) {
 	var u specs.User
 	uid, gid, hasGID := strings.Cut(s, ":")
-	var err error
-	if u.UID, err = parseID(uid); err != nil {
+	n, err := strconv.ParseUint(uid, 10, 32)
+	if err != nil {
 		return u, errcode.Errorf(errcode.ConfigInvalid, "--user %q: want UID[:GID]", s)
 	}
+	u.UID = uint32(n)
 	if hasGID {
-		if u.GID, err = parseID(gid); err != nil {
+		if n, err = strconv.ParseUint(gid, 10, 32); err != nil {
 			return u, errcode.Errorf(errcode.ConfigInvalid, "--user %q: want UID[:GID]", s)
 		}
+		u.GID = uint32(n)
 	}
 	return u, nil
-}
-
-func parseID(s string) (uint32, error) {
-	var n uint32
-	if s == "" {
-		return 0, errors.New("empty id")
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' || n > (1<<32-1)/10 {
-			return 0, errors.New("not a number")
-		}
-		n = n*10 + uint32(r-'0')
-	}
-	return n, nil
 }
 
 // Update changes a running container's resource limits. Under a tier each

@@ -331,15 +331,14 @@ func (e *enforcer) mounts() {
 				e.refuse(p+".destination", "%s is under %s, which the tier sets up itself", dst, r)
 			}
 		}
-		bind := m.Type == "bind" || hasOpt(m.Options, "bind", "rbind")
+		bind := IsBind(m)
 		switch {
 		case bind:
 			e.bind(p, m, dst, forbidden)
 		case m.Type == "tmpfs":
-			// The hardening goes last and its opposites go: options apply
-			// in order, so a later "suid" would undo an earlier "nosuid".
-			opts := withoutOpts(m.Options, "suid", "dev", "exec")
-			opts = append(withoutOpts(opts, "nosuid", "nodev", "noexec"), "nosuid", "nodev")
+			// The hardening goes last: options apply in order, so a later
+			// "suid" would undo an earlier "nosuid".
+			opts := append(withoutOpts(m.Options, "nosuid", "nodev", "noexec"), "nosuid", "nodev")
 			if e.g.Exec.InitialOnly {
 				opts = append(opts, "noexec")
 			} else if optOn(m.Options, "noexec", "exec") {
@@ -593,16 +592,6 @@ func withoutOpts(opts []string, drop ...string) []string {
 	for _, o := range opts {
 		if !containsString(drop, o) {
 			out = append(out, o)
-		}
-	}
-	return out
-}
-
-func withOpts(opts []string, add ...string) []string {
-	out := append([]string{}, opts...)
-	for _, a := range add {
-		if !containsString(out, a) {
-			out = append(out, a)
 		}
 	}
 	return out

@@ -38,6 +38,11 @@ func optOn(opts []string, on, off string) bool {
 	return set
 }
 
+// IsBind reports whether a mount is a bind mount (by type or option).
+func IsBind(m specs.Mount) bool {
+	return m.Type == "bind" || hasOpt(m.Options, "bind", "rbind")
+}
+
 // IsEngineFile reports whether a bind mount is an engine's per-container
 // file: one of the known destinations, from a source of the same name
 // (podman's .../userdata/hosts, containerd's .../sandboxes/ID/resolv.conf).
@@ -80,7 +85,7 @@ func (l *linter) mounts() {
 		if hasOpt(m.Options, "shared", "rshared") {
 			l.add(VMountPropagation, p+".options", "%s propagation lets mounts cross between the sandbox and the host", "shared")
 		}
-		bind := m.Type == "bind" || hasOpt(m.Options, "bind", "rbind")
+		bind := IsBind(m)
 		switch {
 		case bind:
 			l.bindMount(p, m, forbidden)

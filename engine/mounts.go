@@ -34,7 +34,7 @@ const maxEngineFile = 1 << 20
 func resolveBinds(s *specs.Spec, bundle string) (changes, missing []string, err error) {
 	for i := range s.Mounts {
 		m := &s.Mounts[i]
-		if m.Type != "bind" && !hasOption(m.Options, "bind", "rbind") {
+		if !enforce.IsBind(*m) {
 			continue
 		}
 		src := m.Source
@@ -61,15 +61,4 @@ func resolveBinds(s *specs.Spec, bundle string) (changes, missing []string, err 
 		}
 	}
 	return changes, missing, nil
-}
-
-func hasOption(opts []string, names ...string) bool {
-	for _, o := range opts {
-		for _, n := range names {
-			if o == n {
-				return true
-			}
-		}
-	}
-	return false
 }

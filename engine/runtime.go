@@ -41,7 +41,7 @@ type CreateRequest struct {
 // its annotations, connector binding or the system default select
 // enforced on its spec.
 func (e *Engine) Create(req CreateRequest) error {
-	o, _, err := e.prepare(req, "create", true)
+	o, err := e.prepare(req, "create", true)
 	if err != nil {
 		return err
 	}
@@ -52,7 +52,7 @@ func (e *Engine) Create(req CreateRequest) error {
 // runs; otherwise it relays stdio and signals, waits, removes the container
 // and returns the process's exit status (128+N when killed by signal N).
 func (e *Engine) Run(req CreateRequest, detach bool, stdio container.IO) (int, error) {
-	o, _, err := e.prepare(req, "run", detach)
+	o, err := e.prepare(req, "run", detach)
 	if err != nil {
 		return -1, err
 	}
@@ -61,38 +61,38 @@ func (e *Engine) Run(req CreateRequest, detach bool, stdio container.IO) (int, e
 
 // prepare reads and checks the bundle, decides its tier and enforces it,
 // and returns what the container runtime needs.
-func (e *Engine) prepare(req CreateRequest, op string, detached bool) (container.CreateOptions, *Decision, error) {
+func (e *Engine) prepare(req CreateRequest, op string, detached bool) (container.CreateOptions, error) {
 	var o container.CreateOptions
 	if err := container.ValidateID(req.ID); err != nil {
-		return o, nil, err
+		return o, err
 	}
 	bundle, err := bundleDir(req.Bundle)
 	if err != nil {
-		return o, nil, err
+		return o, err
 	}
 	pidFile, err := absOrEmpty(req.PidFile)
 	if err != nil {
-		return o, nil, err
+		return o, err
 	}
 	spec, err := readBundleSpec(bundle)
 	if err != nil {
-		return o, nil, err
+		return o, err
 	}
 	facts := e.runtimeFacts()
 	if err := checkSpec(spec, bundle, facts); err != nil {
-		return o, nil, err
+		return o, err
 	}
 	if err := checkRuntimeFlags(req.ConsoleSocket, pidFile, req.PreserveFDs, spec.Process.Terminal, detached); err != nil {
-		return o, nil, err
+		return o, err
 	}
 	sel, err := ParseAnnotations(spec.Annotations, e.cat)
 	if err != nil {
-		return o, nil, e.refuse(audit.Record{Operation: op, Target: req.ID}, err)
+		return o, e.refuse(audit.Record{Operation: op, Target: req.ID}, err)
 	}
 	d, err := e.Select(Request{Operation: op, Target: req.ID, Tier: sel.Tier, From: FromAnnotation,
 		Connector: sel.Connector, Facts: facts, Spec: spec, Bundle: bundle})
 	if err != nil {
-		return o, nil, err
+		return o, err
 	}
 	o = container.CreateOptions{ID: req.ID, Bundle: bundle, Spec: d.Spec, PidFile: pidFile,
 		ConsoleSocket: req.ConsoleSocket, NoPivot: req.NoPivot, NoNewKeyring: req.NoNewKeyring,
@@ -101,11 +101,11 @@ func (e *Engine) prepare(req CreateRequest, op string, detached bool) (container
 		o.InitialOnly, o.OwnCgroup = d.Grants.Exec.InitialOnly, true
 		data, err := json.Marshal(d.Grants)
 		if err != nil {
-			return o, nil, fmt.Errorf("encoding grants: %w", err)
+			return o, fmt.Errorf("encoding grants: %w", err)
 		}
 		o.Attachments = map[string][]byte{grantsAttachment: data}
 	}
-	return o, d, nil
+	return o, nil
 }
 
 // checkRuntimeFlags refuses, before anything is decided or created, the

@@ -335,12 +335,7 @@ func TestUpdateAppliesOrRefuses(t *testing.T) {
 	s.must("run", "-d", "--bundle", bundle(t, plainSpec(t, "sleep", "300")), "up")
 	pid := int(s.state("up")["pid"].(float64))
 	cpu, mem, pids := cgroupOf(t, pid, "cpu"), cgroupOf(t, pid, "memory"), cgroupOf(t, pid, "pids")
-	update := func(res string) out {
-		t.Helper()
-		f := filepath.Join(t.TempDir(), "r.json")
-		os.WriteFile(f, []byte(res), 0o644)
-		return s.run("", "update", "--resources", f, "up")
-	}
+	update := func(res string) out { t.Helper(); return s.updateResources("up", res) }
 	mustUpdate := func(res string) {
 		t.Helper()
 		if r := update(res); r.code != 0 {

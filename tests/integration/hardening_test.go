@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,27 +11,6 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
-
-// ownBundle writes spec into a new bundle with a private copy of the
-// rootfs, so the mount points these tests make stay out of the shared one.
-func ownBundle(t *testing.T, spec *specs.Spec) string {
-	t.Helper()
-	dir := t.TempDir()
-	os.Chmod(dir, 0o755)
-	root := filepath.Join(dir, "rootfs")
-	if out, err := exec.Command("cp", "-a", rootfs, root).CombinedOutput(); err != nil {
-		t.Fatalf("copying the rootfs: %v %s", err, out)
-	}
-	spec.Root.Path = root
-	data, err := json.MarshalIndent(spec, "", " ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "config.json"), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
 
 // TestEngineFileMountsExposeNoHostPath: the per-container files engines
 // bind-mount (/etc/hosts, /etc/hostname, …) are the one bind a tier
@@ -69,7 +47,7 @@ func TestEngineFileMountsExposeNoHostPath(t *testing.T) {
 				spec := annotate(plainSpec(t, "sh", "-c", "ls "+tc.dst+"; cat "+tc.dst), "dev.sbx.tier", tier)
 				spec.Process.User = specs.User{UID: tc.uid, GID: tc.uid}
 				spec.Mounts = append(spec.Mounts, specs.Mount{Destination: tc.dst, Type: "bind", Source: tc.src, Options: []string{"rbind", "ro"}})
-				r := s.run("", "run", "--bundle", ownBundle(t, spec), fmt.Sprintf("ef%d", seq.Add(1)))
+				r := s.run("", "run", "--bundle", bundleAt(t, spec, copyRootfs(t)), fmt.Sprintf("ef%d", seq.Add(1)))
 				if strings.Contains(r.stdout, "marker-dir-entry") || strings.Contains(r.stdout, "HOST-PRIVATE-KEY") {
 					t.Errorf("tier %s: the host's %s %s is visible at %s: %q", tier, tc.name, tc.src, tc.dst, r.stdout)
 				}
@@ -78,7 +56,7 @@ func TestEngineFileMountsExposeNoHostPath(t *testing.T) {
 		// Paired: an engine's own hosts file is kept, read-only.
 		spec := annotate(plainSpec(t, "cat", "/etc/hosts"), "dev.sbx.tier", tier)
 		spec.Mounts = append(spec.Mounts, specs.Mount{Destination: "/etc/hosts", Type: "bind", Source: hosts, Options: []string{"rbind", "ro"}})
-		if got := s.must("run", "--bundle", ownBundle(t, spec), fmt.Sprintf("ef%d", seq.Add(1))); !strings.Contains(got, "engine-made-hosts") {
+		if got := s.must("run", "--bundle", bundleAt(t, spec, copyRootfs(t)), fmt.Sprintf("ef%d", seq.Add(1))); !strings.Contains(got, "engine-made-hosts") {
 			t.Errorf("tier %s: the engine's hosts file is not visible: %q", tier, got)
 		}
 	}
@@ -106,7 +84,7 @@ func TestSymlinkedBindSourceCannotReachForbiddenPath(t *testing.T) {
 
 	spec := annotate(plainSpec(t, "ls", "-a", "/h"), "dev.sbx.tier", "permissive")
 	spec.Mounts = append(spec.Mounts, specs.Mount{Destination: "/h", Type: "bind", Source: filepath.Join(links, "to-root"), Options: []string{"rbind", "ro"}})
-	r := s.run("", "run", "--bundle", ownBundle(t, spec), "sl1")
+	r := s.run("", "run", "--bundle", bundleAt(t, spec, copyRootfs(t)), "sl1")
 	for _, l := range strings.Fields(r.stdout) {
 		if l == marker {
 			t.Errorf("a symlink to the forbidden /root mounted it: %q", r.stdout)
@@ -114,7 +92,7 @@ func TestSymlinkedBindSourceCannotReachForbiddenPath(t *testing.T) {
 	}
 	spec = annotate(plainSpec(t, "ls", "-a", "/h"), "dev.sbx.tier", "permissive")
 	spec.Mounts = append(spec.Mounts, specs.Mount{Destination: "/h", Type: "bind", Source: filepath.Join(links, "to-open"), Options: []string{"rbind", "ro"}})
-	if got := s.must("run", "--bundle", ownBundle(t, spec), "sl2"); !strings.Contains(got, "ordinary-file") {
+	if got := s.must("run", "--bundle", bundleAt(t, spec, copyRootfs(t)), "sl2"); !strings.Contains(got, "ordinary-file") {
 		t.Errorf("paired link to an ordinary directory: %q", got)
 	}
 }
@@ -133,7 +111,7 @@ func TestTmpfsOptionsCannotUndoHardening(t *testing.T) {
 	} {
 		spec := annotate(plainSpec(t, "grep", " /scratch ", "/proc/mounts"), "dev.sbx.tier", "strict")
 		spec.Mounts = append(spec.Mounts, specs.Mount{Destination: "/scratch", Type: "tmpfs", Source: "tmpfs", Options: tc.opts})
-		got := s.must("run", "--bundle", ownBundle(t, spec), fmt.Sprintf("tf%d", seq.Add(1)))
+		got := s.must("run", "--bundle", bundleAt(t, spec, copyRootfs(t)), fmt.Sprintf("tf%d", seq.Add(1)))
 		f := strings.Fields(got)
 		if len(f) < 4 {
 			t.Fatalf("%s: /scratch not mounted: %q", tc.name, got)
@@ -284,6 +262,9 @@ func TestTamperedGrantsRefusalIsAudited(t *testing.T) {
 	spec := compile(t, "strict", nil)
 	spec.Process.Args = []string{"sleep", "300"}
 	s.must("run", "-d", "--bundle", bundle(t, spec), "ta")
+	if got := s.must("exec", "ta", "sh", "-c", "id -u"); got != "65534\n" {
+		t.Fatalf("paired exec before tampering: %q", got)
+	}
 	f := filepath.Join(s.root, "ta", "sbx-grants.json")
 	data, err := os.ReadFile(f)
 	if err != nil {
@@ -295,6 +276,10 @@ func TestTamperedGrantsRefusalIsAudited(t *testing.T) {
 	}
 	if r := s.run("", "update", "--pids-limit", "10", "ta"); r.code != 6 {
 		t.Fatalf("update with tampered grants: %+v", r)
+	}
+	os.Remove(f)
+	if r := s.run("", "exec", "ta", "true"); r.code != 6 {
+		t.Errorf("exec with the grants removed: %+v", r)
 	}
 	blocked := s.must("log", "--json", "--blocked-only")
 	for _, op := range []string{"exec", "update"} {

@@ -112,6 +112,16 @@ func (s *sbx) must(args ...string) string {
 	return r.stdout
 }
 
+// updateResources runs `update --resources` with res as the JSON file.
+func (s *sbx) updateResources(id, res string) out {
+	s.t.Helper()
+	f := filepath.Join(s.t.TempDir(), "r.json")
+	if err := os.WriteFile(f, []byte(res), 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+	return s.run("", "update", "--resources", f, id)
+}
+
 func (s *sbx) state(id string) map[string]any {
 	s.t.Helper()
 	var st map[string]any
